@@ -1,0 +1,158 @@
+#include "options.hpp"
+
+#include "registry.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <sstream>
+
+namespace kcnn::bench {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& flag, const std::string& v) {
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  if (out.empty()) throw usage_error(flag + ": expected a comma-separated list, got '" + v + "'");
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+void check_values(const std::string& flag, const std::vector<std::string>& given,
+                  const std::vector<std::string>& valid) {
+  for (const auto& g : given)
+    if (std::find(valid.begin(), valid.end(), g) == valid.end())
+      throw usage_error(flag + ": unknown value '" + g + "' (valid: " + join(valid) + ")");
+}
+
+template <class T>
+T parse_number(const std::string& flag, const std::string& v, T lo) {
+  T x{};
+  const auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (r.ec != std::errc() || r.ptr != v.data() + v.size() || x < lo)
+    throw usage_error(flag + ": expected a number >= " + std::to_string(lo) + ", got '" + v + "'");
+  return x;
+}
+
+double parse_double(const std::string& flag, const std::string& v) {
+  try {
+    std::size_t pos = 0;
+    const double x = std::stod(v, &pos);
+    if (pos == v.size() && x > 0) return x;
+  } catch (const std::exception&) {
+  }
+  throw usage_error(flag + ": expected a positive number, got '" + v + "'");
+}
+
+}  // namespace
+
+bool matches(const std::vector<std::string>& filter, const std::string& value) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), value) != filter.end();
+}
+
+std::string usage_text() {
+  return R"(usage: kcnn-bench [options] [--benchmark_* flags] [--kokkos-* flags]
+
+Runs every registered case (op x layout x memory space x access pattern x variant) on the
+layers of a suite: validate against the host reference, then time. Writes
+<out>/<device>/<timestamp>-<suite>.csv and a .json context next to it.
+
+  --list               print the key of every case that would run, one per line, and exit
+  --suite S[,S...]     suite names (from suites/) or CSV paths; default: smoke
+  --op LIST            filter by op (e.g. conv2d)
+  --layout LIST        filter by layout: nchw, nhwc, chwn, strided
+  --space LIST         filter by memory space: global, scratch, constant, readonly, uvm_cold,
+                       uvm_prefetch, uvm_advise, pinned
+  --pattern LIST       filter by access pattern: coalesced, strided, tiled, regtile
+  --variant LIST       filter by variant (algorithm), e.g. direct
+  --batch N            override every layer's batch size n
+  --out DIR            results root (default: results)
+  --quick              small time budget and few repetitions (smoke tests)
+  --cold               flush the caches between repetitions (default: warm)
+  --seed N             seed of the input fill (default 20161113)
+  --warmup N           untimed runs before timing (default 2, quick 1)
+  --min-reps N         minimum timed repetitions (default 10, quick 3)
+  --max-reps N         maximum timed repetitions (default 10000)
+  --budget SECONDS     time budget per case for the timed repetitions (default 1.0, quick 0.05)
+  --target-spread X    stop once stddev/mean < X after min-reps (default 0.01, quick 0.05)
+  --help               this text
+
+Exit status: 0 all cases ok; 1 a case failed validation or errored; 2 usage or input error.
+)";
+}
+
+options parse_options(int argc, char** argv) {
+  options o;
+  bool quick_set_budget = false, quick_set_min = false, quick_set_warm = false,
+       quick_set_spread = false;
+  if (argc > 0) o.passthrough.push_back(argv[0]);
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--benchmark_", 0) == 0) {
+      o.passthrough.push_back(a);
+      continue;
+    }
+    std::string value;
+    bool has_value = false;
+    const auto eq = a.find('=');
+    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
+    }
+    auto need = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) throw usage_error(a + ": missing value");
+      return argv[++i];
+    };
+    auto flag_only = [&]() {
+      if (has_value) throw usage_error(a + ": takes no value");
+    };
+    if (a == "--list") { flag_only(); o.list = true; }
+    else if (a == "--help" || a == "-h") { flag_only(); o.help = true; }
+    else if (a == "--quick") { flag_only(); o.quick = true; }
+    else if (a == "--cold") { flag_only(); o.cold = true; }
+    else if (a == "--suite") o.suites = split_list(a, need());
+    else if (a == "--op") o.ops = split_list(a, need());
+    else if (a == "--layout") { o.layouts = split_list(a, need()); check_values(a, o.layouts, known_layouts()); }
+    else if (a == "--space") { o.spaces = split_list(a, need()); check_values(a, o.spaces, known_spaces()); }
+    else if (a == "--pattern") { o.patterns = split_list(a, need()); check_values(a, o.patterns, known_patterns()); }
+    else if (a == "--variant") o.variants = split_list(a, need());
+    else if (a == "--batch") o.batch = parse_number<int>(a, need(), 1);
+    else if (a == "--out") { o.out = need(); if (o.out.empty()) throw usage_error("--out: empty path"); }
+    else if (a == "--seed") o.seed = parse_number<std::uint64_t>(a, need(), 0);
+    else if (a == "--warmup") { o.warmup = parse_number<int>(a, need(), 0); quick_set_warm = true; }
+    else if (a == "--min-reps") { o.min_reps = parse_number<int>(a, need(), 1); quick_set_min = true; }
+    else if (a == "--max-reps") o.max_reps = parse_number<int>(a, need(), 1);
+    else if (a == "--budget") { o.budget_s = parse_double(a, need()); quick_set_budget = true; }
+    else if (a == "--target-spread") { o.target_spread = parse_double(a, need()); quick_set_spread = true; }
+    else throw usage_error("unknown option '" + std::string(argv[i]) + "' (see --help)");
+  }
+  if (o.quick) {
+    if (!quick_set_budget) o.budget_s = 0.05;
+    if (!quick_set_min) o.min_reps = 3;
+    if (!quick_set_warm) o.warmup = 1;
+    if (!quick_set_spread) o.target_spread = 0.05;
+  }
+  if (o.max_reps < o.min_reps) throw usage_error("--max-reps must be >= --min-reps");
+  // Ops and variants are validated against the registry (known only once layers registered).
+  std::vector<std::string> ops, variants;
+  for (const auto& op : registry::instance().ops()) ops.push_back(op.name);
+  for (const auto& v : registry::instance().variants())
+    if (std::find(variants.begin(), variants.end(), v.variant) == variants.end())
+      variants.push_back(v.variant);
+  check_values("--op", o.ops, ops);
+  check_values("--variant", o.variants, variants);
+  return o;
+}
+
+}  // namespace kcnn::bench

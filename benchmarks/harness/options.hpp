@@ -1,0 +1,38 @@
+#pragma once
+// Command-line options of kcnn-bench (Google Benchmark's --benchmark_* flags pass through).
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kcnn::bench {
+
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct options {
+  bool list = false;
+  bool help = false;
+  bool quick = false;
+  bool cold = false;                  // flush caches between repetitions
+  std::vector<std::string> suites{"smoke"};
+  std::vector<std::string> ops, layouts, spaces, patterns, variants;
+  int batch = 0;                      // 0: the suite's own batch
+  std::string out = "results";
+  std::uint64_t seed = 20161113;
+  // Timing policy (quick mode lowers these).
+  int warmup = 2;
+  int min_reps = 10;
+  int max_reps = 10000;
+  double budget_s = 1.0;              // per case, for the timed repetitions
+  double target_spread = 0.01;        // stop once stddev/mean falls below this
+  std::vector<std::string> passthrough;  // argv for Google Benchmark
+};
+
+// Parses argv (after Kokkos has removed its own flags). Throws usage_error.
+options parse_options(int argc, char** argv);
+std::string usage_text();
+
+bool matches(const std::vector<std::string>& filter, const std::string& value);
+
+}  // namespace kcnn::bench

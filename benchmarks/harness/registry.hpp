@@ -1,0 +1,107 @@
+#pragma once
+// The registry of ops (shape rules) and variants (cases). Layer files register themselves
+// from static initialisers, so there is no central list to keep in sync: a new variant is a
+// new file under benchmarks/layers/ (picked up by the build) and nothing else.
+#include <kcnn/layout.hpp>
+#include <kcnn/validate.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kcnn::bench {
+
+// One row of a suite file, after parsing and batch override.
+struct layer_spec {
+  std::string network, layer, op;
+  int n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 1, pad = 0, groups = 1;
+  int repeat = 1;
+  std::string rounding;                      // pooling output rounding (floor|ceil), if any
+  std::map<std::string, std::string> params; // op-specific key=value parameters
+  std::string file;                          // where it came from, for messages
+  int line = 0;
+  dims4 out{};                               // output shape, computed by the op's shape rule
+};
+
+// A problem with a named field of a layer (for "file:line: field 'x': ..." messages).
+struct field_error {
+  std::string field, message;
+  explicit operator bool() const { return !message.empty(); }
+};
+
+// Shape rule of an op: validates a spec and computes its output shape.
+struct op_info {
+  std::string name;
+  std::function<field_error(const layer_spec&)> check;
+  std::function<dims4(const layer_spec&)> output;
+};
+
+// Timing-relevant facts a case reports about itself.
+struct case_cost {
+  double bytes = 0;            // minimal bytes moved (inputs read once, outputs written once)
+  double flops = 0;            // floating-point operations
+  double workspace_bytes = 0;  // extra device memory the variant allocates (e.g. im2col)
+};
+
+// One benchmark case, instantiated for one layer spec. The harness drives its life cycle;
+// a case never fences, times or prints.
+class bench_case {
+ public:
+  virtual ~bench_case() = default;
+  // Allocate operands in the case's memory space, fill inputs (seeded), poison outputs (NaN).
+  virtual void setup(std::uint64_t seed) = 0;
+  // Launch the kernel(s) once. Asynchronous: the harness fences around it.
+  virtual void run() = 0;
+  // Compare the output with the host reference (called after a fence).
+  virtual comparison validate() = 0;
+  virtual case_cost cost() const = 0;
+};
+
+// A registered variant for one (op, layout, memory space, access pattern, variant) tuple.
+struct variant_info {
+  std::string op, layout, space, pattern, variant;
+  std::string tuning;  // extra key component (e.g. a tile factor); empty if none
+  double tolerance = 1e-4;
+  // Empty if the variant can run this spec, otherwise why not (shown by --list).
+  std::function<std::string(const layer_spec&)> unsupported;
+  std::function<std::unique_ptr<bench_case>(const layer_spec&)> make;
+};
+
+class registry {
+ public:
+  static registry& instance();
+  void add_op(op_info op);
+  void add_variant(variant_info v);
+  // A combination that does not exist on this build at all, and why (shown by --list).
+  void add_unavailable(std::string what, std::string why);
+
+  const op_info* find_op(const std::string& name) const;
+  const std::vector<op_info>& ops() const { return ops_; }
+  const std::vector<variant_info>& variants() const { return variants_; }
+  const std::vector<std::pair<std::string, std::string>>& unavailable() const {
+    return unavailable_;
+  }
+
+ private:
+  std::vector<op_info> ops_;
+  std::vector<variant_info> variants_;
+  std::vector<std::pair<std::string, std::string>> unavailable_;
+};
+
+// Runs a registration function during static initialisation.
+struct registrar {
+  explicit registrar(const std::function<void(registry&)>& f) { f(registry::instance()); }
+};
+
+// The key of a case: op/layout/space/pattern/variant/<network>.<layer>/n<batch>[/tuning].
+std::string case_key(const variant_info& v, const layer_spec& s);
+
+// The axis values kcnn knows (for validating command-line filters).
+const std::vector<std::string>& known_layouts();
+const std::vector<std::string>& known_spaces();
+const std::vector<std::string>& known_patterns();
+
+}  // namespace kcnn::bench

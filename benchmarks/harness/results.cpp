@@ -1,0 +1,161 @@
+#include "results.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace kcnn::bench {
+
+const std::vector<std::string>& result_columns() {
+  static const std::vector<std::string> cols = {
+      "run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer",
+      "op", "n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "out_h", "out_w",
+      "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "key", "cache",
+      "reps", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "time_ms_mean",
+      "bytes", "flops", "workspace_bytes", "gbps", "gflops", "arithmetic_intensity",
+      "roofline_pct", "rel_error", "tolerance", "status", "note"};
+  return cols;
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char ch : s) {
+    if (ch == '"') o += '"';
+    o += ch;
+  }
+  return o + "\"";
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    switch (ch) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\r': o += "\\r"; break;
+      case '\t': o += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+          o += buf;
+        } else {
+          o += ch;
+        }
+    }
+  }
+  return o;
+}
+
+namespace {
+std::string num(double v, int precision = 6) {
+  if (!std::isfinite(v)) return "";
+  std::ostringstream o;
+  o << std::setprecision(precision) << v;
+  return o.str();
+}
+}  // namespace
+
+results_writer::results_writer(const std::string& out_dir, const run_context& ctx) : ctx_(ctx) {
+  const fs::path dir = fs::path(out_dir) / ctx.device.slug;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create results folder " + dir.string() + ": " + ec.message());
+  const std::string stem = ctx.run_id.substr(0, ctx.run_id.find('-')) + "-" + ctx.suite;
+  final_path_ = (dir / (stem + ".csv")).string();
+  json_path_ = (dir / (stem + ".json")).string();
+  partial_path_ = final_path_ + ".partial";
+  csv_.open(partial_path_, std::ios::out | std::ios::trunc);
+  if (!csv_) throw std::runtime_error("cannot write " + partial_path_);
+  const auto& cols = result_columns();
+  for (std::size_t i = 0; i < cols.size(); ++i) csv_ << (i ? "," : "") << cols[i];
+  csv_ << "\n" << std::flush;
+}
+
+results_writer::~results_writer() {
+  // An unclosed writer (exception, crash path) leaves the .partial file with every finished row.
+  if (!closed_ && csv_.is_open()) csv_.flush();
+}
+
+void results_writer::write(const result_row& r) {
+  const bool timed = r.status == "ok" && r.time_ms_median > 0;
+  const double secs = r.time_ms_median * 1e-3;
+  const std::vector<std::string> f = {
+      ctx_.run_id, ctx_.timestamp, ctx_.device.name, ctx_.device.backend, ctx_.kokkos_version,
+      r.suite, r.network, r.layer, r.op, std::to_string(r.n), std::to_string(r.c),
+      std::to_string(r.h), std::to_string(r.w), std::to_string(r.k), std::to_string(r.r),
+      std::to_string(r.s), std::to_string(r.stride), std::to_string(r.pad),
+      std::to_string(r.groups), std::to_string(r.out_h), std::to_string(r.out_w),
+      std::to_string(r.repeat), r.layout, r.memory_space, r.access_pattern, r.variant, r.tuning,
+      r.key, r.cache, std::to_string(r.reps), timed ? num(r.time_ms_median) : "",
+      timed ? num(r.time_ms_min) : "", timed ? num(r.time_ms_max) : "",
+      timed ? num(r.time_ms_stddev) : "", timed ? num(r.time_ms_mean) : "", num(r.bytes, 15),
+      num(r.flops, 15), num(r.workspace_bytes, 15), timed ? num(r.bytes / secs / 1e9) : "",
+      timed ? num(r.flops / secs / 1e9) : "", r.bytes > 0 ? num(r.flops / r.bytes) : "",
+      "",  // roofline_pct: needs the run's measured ceilings (not measured yet)
+      r.rel_error >= 0 ? num(r.rel_error, 4) : "", num(r.tolerance, 3), r.status, r.note};
+  for (std::size_t i = 0; i < f.size(); ++i) csv_ << (i ? "," : "") << csv_escape(f[i]);
+  csv_ << "\n" << std::flush;
+  if (!csv_) throw std::runtime_error("write failed: " + partial_path_);
+}
+
+std::string context_json(const run_context& c, const std::string& extra) {
+  std::ostringstream j;
+  auto str = [](const std::string& s) { return "\"" + json_escape(s) + "\""; };
+  auto list = [&](const std::vector<std::string>& v) {
+    std::string o = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + str(v[i]);
+    return o + "]";
+  };
+  j << "{\n";
+  j << "  \"schema_version\": " << results_schema_version << ",\n";
+  j << "  \"run_id\": " << str(c.run_id) << ",\n";
+  j << "  \"timestamp\": " << str(c.timestamp) << ",\n";
+  j << "  \"suite\": " << str(c.suite) << ",\n";
+  j << "  \"command_line\": " << list(c.command_line) << ",\n";
+  j << "  \"device\": {\n    \"name\": " << str(c.device.name) << ",\n    \"slug\": "
+    << str(c.device.slug) << ",\n    \"backend\": " << str(c.device.backend);
+  for (const auto& [k, v] : c.device.properties) j << ",\n    " << str(k) << ": " << v;
+  j << "\n  },\n";
+  j << "  \"kokkos\": {\n    \"version\": " << str(c.kokkos_version)
+    << ",\n    \"kernels_version\": " << str(c.kokkos_kernels_version)
+    << ",\n    \"backends\": " << list(c.kokkos_backends)
+    << ",\n    \"default_execution_space\": " << str(c.device.backend)
+    << ",\n    \"configuration\": " << str(c.kokkos_configuration) << "\n  },\n";
+  j << "  \"host\": {\n    \"cpu\": " << str(c.host_cpu) << ",\n    \"logical_cpus\": "
+    << c.host_logical_cpus << ",\n    \"hostname\": " << str(c.hostname) << "\n  },\n";
+  j << "  \"build\": {\n    \"compiler\": " << str(c.compiler) << ",\n    \"cxx_flags\": "
+    << str(c.cxx_flags) << ",\n    \"build_type\": " << str(c.build_type) << "\n  },\n";
+  j << "  \"git\": {\n    \"commit\": " << (c.git_known ? str(c.git_commit) : "null")
+    << ",\n    \"clean\": " << (c.git_known ? (c.git_clean ? "true" : "false") : "null")
+    << "\n  }";
+  if (!extra.empty()) j << ",\n" << extra;
+  j << "\n}\n";
+  return j.str();
+}
+
+void results_writer::close(const std::string& extra_json_fields) {
+  if (closed_) return;
+  csv_.close();
+  const std::string json_tmp = json_path_ + ".partial";
+  {
+    std::ofstream js(json_tmp, std::ios::out | std::ios::trunc);
+    js << context_json(ctx_, extra_json_fields);
+    if (!js) throw std::runtime_error("cannot write " + json_tmp);
+  }
+  std::error_code ec;
+  fs::rename(json_tmp, json_path_, ec);
+  if (ec) throw std::runtime_error("cannot rename " + json_tmp + ": " + ec.message());
+  fs::rename(partial_path_, final_path_, ec);
+  if (ec) throw std::runtime_error("cannot rename " + partial_path_ + ": " + ec.message());
+  closed_ = true;
+}
+
+}  // namespace kcnn::bench

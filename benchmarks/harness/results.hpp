@@ -1,0 +1,57 @@
+#pragma once
+// The results contract: one CSV row per case (columns documented in results/README.md) and a
+// JSON sidecar with the run's context. Rows are flushed as cases finish into <file>.partial;
+// close() renames it to the final name, so the final file appears atomically.
+#include "context.hpp"
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace kcnn::bench {
+
+inline constexpr int results_schema_version = 1;
+
+struct result_row {
+  std::string suite, network, layer, op;
+  int n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 0, pad = 0, groups = 0;
+  int out_h = 0, out_w = 0, repeat = 1;
+  std::string layout, memory_space, access_pattern, variant, tuning, key;
+  std::string cache;  // warm | flushed
+  int reps = 0;
+  double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0, time_ms_stddev = 0,
+         time_ms_mean = 0;
+  double bytes = 0, flops = 0, workspace_bytes = 0;
+  double rel_error = -1;  // < 0: not computed
+  double tolerance = 0;
+  std::string status;  // ok | failed_validation | skipped | error
+  std::string note;
+};
+
+const std::vector<std::string>& result_columns();
+
+// CSV field quoting (RFC 4180).
+std::string csv_escape(const std::string& s);
+std::string json_escape(const std::string& s);
+
+class results_writer {
+ public:
+  // Creates <out>/<device slug>/<stamp>-<suite>.csv.partial with its header.
+  results_writer(const std::string& out_dir, const run_context& ctx);
+  ~results_writer();
+  void write(const result_row& row);
+  // Writes the JSON sidecar (atomically) and renames the CSV into place.
+  void close(const std::string& extra_json_fields);
+  const std::string& final_path() const { return final_path_; }
+  const std::string& json_path() const { return json_path_; }
+
+ private:
+  const run_context& ctx_;
+  std::string final_path_, partial_path_, json_path_;
+  std::ofstream csv_;
+  bool closed_ = false;
+};
+
+std::string context_json(const run_context& ctx, const std::string& extra_fields);
+
+}  // namespace kcnn::bench

@@ -1,0 +1,354 @@
+#include "runner.hpp"
+
+#include "context.hpp"
+#include "options.hpp"
+#include "registry.hpp"
+#include "results.hpp"
+#include "stats.hpp"
+#include "suite.hpp"
+
+#include <kcnn/compat.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <sstream>
+
+namespace kcnn::bench {
+
+namespace {
+
+struct planned_case {
+  const variant_info* variant;
+  layer_spec spec;
+  std::string key;
+};
+
+// Evicts caches between repetitions when --cold is given: writes a buffer several times the
+// last-level cache (L2 on GPUs) in the default execution space.
+class cache_flusher {
+ public:
+  explicit cache_flusher(double cache_bytes) {
+    const std::size_t n = std::size_t(std::max(4.0 * cache_bytes, 64.0 * 1024 * 1024) / sizeof(float));
+    buf_ = Kokkos::View<float*>("kcnn::cache_flush", n);
+  }
+  struct touch {
+    Kokkos::View<float*> b;
+    KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { b(i) += 1.0f; }
+  };
+  void operator()() const {
+    Kokkos::parallel_for("kcnn::cache_flush", Kokkos::RangePolicy<>(0, buf_.extent(0)),
+                         touch{buf_});
+  }
+
+ private:
+  Kokkos::View<float*> buf_;
+};
+
+std::string fmt(double v, int prec) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(prec) << v;
+  return o.str();
+}
+
+class run_state {
+ public:
+  run_state(const options& o, std::vector<planned_case> cases, results_writer& w,
+            const run_context& ctx)
+      : opt_(o), cases_(std::move(cases)), writer_(w), ctx_(ctx) {
+    if (opt_.cold) flusher_ = std::make_unique<cache_flusher>(ctx.device.l2_or_llc_bytes);
+  }
+
+  void register_all() {
+    for (std::size_t i = 0; i < cases_.size(); ++i) {
+      auto* b = benchmark::RegisterBenchmark(cases_[i].key.c_str(),
+                                             [this, i](benchmark::State& st) { run_case(st, i); });
+      // The harness decides the number of repetitions itself (noise criterion + budget);
+      // Google Benchmark sees one iteration whose manual time is the median.
+      b->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    }
+  }
+
+  void summary(std::ostream& os) const {
+    std::size_t w = 10;
+    for (const auto& r : rows_) w = std::max(w, r.key.size());
+    os << "\nkcnn summary (" << rows_.size() << " cases, device " << ctx_.device.name
+       << ", backend " << ctx_.device.backend << ")\n";
+    os << std::left << std::setw(int(w)) << "case" << std::right << std::setw(12) << "median ms"
+       << std::setw(10) << "GB/s" << std::setw(10) << "GFLOP/s" << std::setw(11) << "rel_err"
+       << "  status\n";
+    for (const auto& r : rows_) {
+      const bool t = r.status == "ok";
+      const double s = r.time_ms_median * 1e-3;
+      os << std::left << std::setw(int(w)) << r.key << std::right << std::setw(12)
+         << (t ? fmt(r.time_ms_median, 4) : "-") << std::setw(10)
+         << (t ? fmt(r.bytes / s / 1e9, 2) : "-") << std::setw(10)
+         << (t ? fmt(r.flops / s / 1e9, 2) : "-") << std::setw(11)
+         << (r.rel_error >= 0 ? [&] { std::ostringstream o; o << std::setprecision(2) << r.rel_error; return o.str(); }() : "-")
+         << "  " << r.status << (r.note.empty() || r.status == "ok" ? "" : " (" + r.note + ")")
+         << "\n";
+    }
+  }
+
+  int failures() const { return failures_; }
+  std::size_t count(const std::string& status) const {
+    std::size_t n = 0;
+    for (const auto& r : rows_) n += r.status == status;
+    return n;
+  }
+
+ private:
+  result_row base_row(const planned_case& pc) const {
+    result_row r;
+    const auto& s = pc.spec;
+    r.suite = ctx_.suite;
+    r.network = s.network;
+    r.layer = s.layer;
+    r.op = s.op;
+    r.n = s.n; r.c = s.c; r.h = s.h; r.w = s.w; r.k = s.k; r.r = s.r; r.s = s.s;
+    r.stride = s.stride; r.pad = s.pad; r.groups = s.groups;
+    r.out_h = s.out.h; r.out_w = s.out.w; r.repeat = s.repeat;
+    r.layout = pc.variant->layout;
+    r.memory_space = pc.variant->space;
+    r.access_pattern = pc.variant->pattern;
+    r.variant = pc.variant->variant;
+    r.tuning = pc.variant->tuning;
+    r.key = pc.key;
+    r.cache = opt_.cold ? "flushed" : "warm";
+    r.tolerance = pc.variant->tolerance;
+    return r;
+  }
+
+  void progress(std::size_t i) {
+    const double el = clock_.seconds();
+    std::ostringstream o;
+    o << "[" << (i + 1) << "/" << cases_.size() << "] " << cases_[i].key << "  elapsed "
+      << fmt(el, 1) << "s";
+    if (done_ > 0) o << ", ~" << fmt(el / double(done_) * double(cases_.size() - done_), 1) << "s left";
+    std::cerr << o.str() << std::endl;
+  }
+
+  void finish(result_row& row) {
+    writer_.write(row);
+    if (row.status == "failed_validation" || row.status == "error") ++failures_;
+    rows_.push_back(row);
+    ++done_;
+  }
+
+  void run_case(benchmark::State& st, std::size_t i) {
+    const planned_case& pc = cases_[i];
+    progress(i);
+    result_row row = base_row(pc);
+    std::unique_ptr<bench_case> c;
+    try {
+      c = pc.variant->make(pc.spec);
+      const case_cost cost = c->cost();
+      row.bytes = cost.bytes;
+      row.flops = cost.flops;
+      row.workspace_bytes = cost.workspace_bytes;
+      c->setup(opt_.seed);
+      Kokkos::fence();
+      // Validate first: one run on poisoned outputs, compared with the host reference.
+      c->run();
+      Kokkos::fence();
+      const comparison cmp = c->validate();
+      row.rel_error = cmp.non_finite > 0 ? -1 : cmp.rel_l2;
+      if (!cmp.passed) {
+        row.status = "failed_validation";
+        row.note = cmp.message;
+        finish(row);
+        st.SkipWithError(("failed validation: " + cmp.message).c_str());
+        return;
+      }
+      for (int k = 0; k < opt_.warmup; ++k) c->run();
+      Kokkos::fence();
+      std::vector<double> samples;
+      for (auto _ : st) {
+        Kokkos::Timer budget;
+        sample_stats s;
+        while (true) {
+          if (flusher_) (*flusher_)();
+          Kokkos::fence();  // nothing else in flight when the clock starts
+          Kokkos::Timer t;
+          c->run();
+          Kokkos::fence();  // the kernel has finished when the clock stops
+          samples.push_back(t.seconds());
+          const int n = int(samples.size());
+          if (n >= opt_.max_reps) break;
+          if (n >= opt_.min_reps) {
+            s = summarize(samples);
+            if (s.rel_spread() < opt_.target_spread || budget.seconds() > opt_.budget_s) break;
+          }
+        }
+        s = summarize(samples);
+        st.SetIterationTime(s.median);
+        row.reps = int(samples.size());
+        row.time_ms_median = s.median * 1e3;
+        row.time_ms_min = s.min * 1e3;
+        row.time_ms_max = s.max * 1e3;
+        row.time_ms_mean = s.mean * 1e3;
+        row.time_ms_stddev = s.stddev * 1e3;
+      }
+      st.counters["bytes"] = benchmark::Counter(row.bytes, benchmark::Counter::kIsRate);
+      st.counters["flops"] = benchmark::Counter(row.flops, benchmark::Counter::kIsRate);
+      st.counters["reps"] = row.reps;
+      st.counters["rel_err"] = row.rel_error;
+      row.status = "ok";
+      finish(row);
+    } catch (const std::bad_alloc& e) {
+      // Kokkos' allocation failures derive from std::bad_alloc.
+      row.status = "skipped";
+      row.note = std::string("out of memory: ") + e.what();
+      finish(row);
+      st.SkipWithError(row.note.c_str());
+    } catch (const std::exception& e) {
+      row.status = "error";
+      row.note = e.what();
+      finish(row);
+      st.SkipWithError(row.note.c_str());
+    }
+  }
+
+  const options& opt_;
+  std::vector<planned_case> cases_;
+  results_writer& writer_;
+  const run_context& ctx_;
+  std::unique_ptr<cache_flusher> flusher_;
+  std::vector<result_row> rows_;
+  Kokkos::Timer clock_;
+  std::size_t done_ = 0;
+  int failures_ = 0;
+};
+
+std::string joined_suite_name(const std::vector<suite>& suites) {
+  std::string s;
+  for (const auto& su : suites) s += (s.empty() ? "" : "+") + su.name;
+  return s;
+}
+
+int run(int argc, char** argv) {
+  options opt;
+  try {
+    opt = parse_options(argc, argv);
+  } catch (const usage_error& e) {
+    std::cerr << "kcnn-bench: " << e.what() << "\n";
+    return 2;
+  }
+  if (opt.help) {
+    std::cout << usage_text();
+    return 0;
+  }
+
+  std::vector<suite> suites;
+  std::vector<planned_case> cases;
+  std::vector<std::string> not_applicable;
+  try {
+    for (const auto& name : opt.suites) suites.push_back(load_suite(resolve_suite(name)));
+    for (auto& su : suites)
+      for (auto spec : su.layers) {
+        const op_info* oi = registry::instance().find_op(spec.op);
+        if (opt.batch > 0 && opt.batch != spec.n) {
+          spec.n = opt.batch;
+          if (const field_error e = oi->check(spec))
+            throw suite_error(spec.file + ":" + std::to_string(spec.line) + ": field '" + e.field +
+                              "': " + e.message + " (with --batch " + std::to_string(opt.batch) + ")");
+          spec.out = oi->output(spec);
+        }
+        for (const auto& v : registry::instance().variants()) {
+          if (v.op != spec.op || !matches(opt.ops, v.op) || !matches(opt.layouts, v.layout) ||
+              !matches(opt.spaces, v.space) || !matches(opt.patterns, v.pattern) ||
+              !matches(opt.variants, v.variant))
+            continue;
+          const std::string key = case_key(v, spec);
+          const std::string why = v.unsupported ? v.unsupported(spec) : std::string();
+          if (!why.empty()) not_applicable.push_back(key + ": " + why);
+          else cases.push_back({&v, spec, key});
+        }
+      }
+  } catch (const suite_error& e) {
+    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+    return 2;
+  }
+
+  if (opt.list) {
+    for (const auto& c : cases) std::cout << c.key << "\n";
+    // Reasons go to stderr so that stdout stays one key per line.
+    for (const auto& [what, why] : registry::instance().unavailable())
+      std::cerr << "# not on this build: " << what << ": " << why << "\n";
+    for (const auto& s : not_applicable) std::cerr << "# not applicable: " << s << "\n";
+    return 0;
+  }
+  if (cases.empty()) {
+    std::cerr << "kcnn-bench: error: no case matches the filters (try --list)\n";
+    return 2;
+  }
+
+  std::vector<char*> gb_argv;
+  for (auto& a : opt.passthrough) gb_argv.push_back(a.data());
+  int gb_argc = int(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
+
+  const run_context ctx = make_context(argc, argv, joined_suite_name(suites));
+  std::unique_ptr<results_writer> writer;
+  try {
+    writer = std::make_unique<results_writer>(opt.out, ctx);
+  } catch (const std::exception& e) {
+    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+    return 2;
+  }
+  benchmark::AddCustomContext("kcnn.device", ctx.device.name);
+  benchmark::AddCustomContext("kcnn.backend", ctx.device.backend);
+  benchmark::AddCustomContext("kcnn.kokkos_version", ctx.kokkos_version);
+  benchmark::AddCustomContext("kcnn.git_commit", ctx.git_commit);
+
+  run_state state(opt, std::move(cases), *writer, ctx);
+  state.register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::ClearRegisteredBenchmarks();
+  state.summary(std::cout);
+
+  std::ostringstream extra;
+  extra << "  \"timing\": {\n    \"warmup\": " << opt.warmup << ",\n    \"min_reps\": "
+        << opt.min_reps << ",\n    \"max_reps\": " << opt.max_reps << ",\n    \"budget_s\": "
+        << opt.budget_s << ",\n    \"target_rel_spread\": " << opt.target_spread
+        << ",\n    \"quick\": " << (opt.quick ? "true" : "false") << ",\n    \"cache\": \""
+        << (opt.cold ? "flushed" : "warm") << "\",\n    \"seed\": " << opt.seed
+        << ",\n    \"fence\": \"Kokkos::fence() before and after every timed repetition\"\n  },\n"
+        << "  \"ceilings\": null,\n"
+        << "  \"cases\": {\"ok\": " << state.count("ok")
+        << ", \"failed_validation\": " << state.count("failed_validation")
+        << ", \"skipped\": " << state.count("skipped") << ", \"error\": " << state.count("error")
+        << "},\n  \"interrupted\": false";
+  try {
+    writer->close(extra.str());
+  } catch (const std::exception& e) {
+    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+    return 1;
+  }
+  std::cerr << "kcnn-bench: results in " << writer->final_path() << " (context "
+            << writer->json_path() << ")\n";
+  return state.failures() > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  Kokkos::initialize(argc, argv);  // removes --kokkos-* flags from argv
+  int rc = 2;
+  try {
+    rc = run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+    rc = 1;
+  }
+  Kokkos::finalize();
+  return rc;
+}
+
+}  // namespace kcnn::bench

@@ -1,0 +1,31 @@
+#pragma once
+// Robust summary statistics of timing samples (seconds).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace kcnn::bench {
+
+struct sample_stats {
+  double median = 0, min = 0, max = 0, mean = 0, stddev = 0;
+  double rel_spread() const { return mean > 0 ? stddev / mean : 0.0; }
+};
+
+inline sample_stats summarize(std::vector<double> v) {
+  sample_stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  s.min = v.front();
+  s.max = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / double(n);
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.stddev = n > 1 ? std::sqrt(ss / double(n - 1)) : 0.0;
+  return s;
+}
+
+}  // namespace kcnn::bench

@@ -1,0 +1,218 @@
+#include "suite.hpp"
+
+#include <csv.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace kcnn::bench {
+
+namespace {
+
+const std::vector<std::string> required_columns = {"network", "layer", "op", "n",      "c",
+                                                   "h",       "w",     "k",  "r",      "s",
+                                                   "stride",  "pad",   "groups"};
+// repeat: multiplicity; rounding: floor|ceil for pooling; input: named inputs for
+// add/concat; params: op-specific "key=value key=value"; note: free text.
+const std::vector<std::string> optional_columns = {"repeat", "rounding", "input", "params",
+                                                   "note"};
+
+std::string where(const std::string& file, int line) {
+  return file + ":" + std::to_string(line);
+}
+
+[[noreturn]] void fail(const std::string& file, int line, const std::string& field,
+                       const std::string& msg) {
+  throw suite_error(where(file, line) + ": field '" + field + "': " + msg);
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+// Integer fields: digits only; empty allowed where the op does not use the field.
+int parse_int(const std::string& text, const std::string& file, int line,
+              const std::string& field, bool allow_empty, int empty_value) {
+  const std::string t = trim(text);
+  if (t.empty()) {
+    if (allow_empty) return empty_value;
+    fail(file, line, field, "missing value");
+  }
+  int v = 0;
+  const auto res = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (res.ec != std::errc() || res.ptr != t.data() + t.size())
+    fail(file, line, field, "expected an integer, got '" + t + "'");
+  if (v < 0) fail(file, line, field, "must be >= 0, got " + t);
+  return v;
+}
+
+bool valid_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
+  });
+}
+
+std::vector<std::string> split_header(const std::string& line) {
+  std::vector<std::string> cols;
+  std::stringstream ss(line);
+  std::string col;
+  while (std::getline(ss, col, ',')) cols.push_back(trim(col));
+  return cols;
+}
+
+}  // namespace
+
+suite load_suite(const std::string& path) {
+  suite su;
+  su.path = path;
+  su.name = fs::path(path).stem().string();
+  std::ifstream probe(path);
+  if (!probe) throw suite_error(path + ": cannot open suite file");
+
+  // The header is checked by hand first so that unknown or missing columns are named;
+  // fast-cpp-csv-parser would silently ignore a misspelt optional column.
+  std::string header;
+  int header_line = 0;
+  while (std::getline(probe, header)) {
+    ++header_line;
+    const std::string t = trim(header);
+    if (!t.empty() && t[0] != '#') break;
+  }
+  if (trim(header).empty() || trim(header)[0] == '#')
+    throw suite_error(where(path, header_line) + ": no header line");
+  const auto cols = split_header(header);
+  std::set<std::string> seen;
+  for (const auto& c : cols) {
+    const bool known = std::find(required_columns.begin(), required_columns.end(), c) !=
+                           required_columns.end() ||
+                       std::find(optional_columns.begin(), optional_columns.end(), c) !=
+                           optional_columns.end();
+    if (!known) fail(path, header_line, c, "unknown column");
+    if (!seen.insert(c).second) fail(path, header_line, c, "column appears twice");
+  }
+  for (const auto& c : required_columns)
+    if (!seen.count(c)) fail(path, header_line, c, "required column is missing");
+
+  using reader_t =
+      io::CSVReader<18, io::trim_chars<' ', '\t', '\r'>, io::double_quote_escape<',', '"'>,
+                    io::throw_on_overflow, io::single_and_empty_line_comment<'#'>>;
+  std::set<std::string> names;
+  try {
+    reader_t in(path);
+    in.read_header(io::ignore_missing_column, "network", "layer", "op", "n", "c", "h", "w", "k",
+                   "r", "s", "stride", "pad", "groups", "repeat", "rounding", "input", "params",
+                   "note");
+    std::string network, layer, op, n, c, h, w, k, r, s, stride, pad, groups, repeat, rounding,
+        input, params, note;
+    while (true) {
+      repeat.clear();
+      rounding.clear();
+      input.clear();
+      params.clear();
+      note.clear();
+      if (!in.read_row(network, layer, op, n, c, h, w, k, r, s, stride, pad, groups, repeat,
+                       rounding, input, params, note))
+        break;
+      const int line = int(in.get_file_line());
+      layer_spec sp;
+      sp.file = path;
+      sp.line = line;
+      sp.network = trim(network);
+      sp.layer = trim(layer);
+      sp.op = trim(op);
+      if (!valid_name(sp.network)) fail(path, line, "network", "expected a name of letters, digits, '_' or '-', got '" + sp.network + "'");
+      if (!valid_name(sp.layer)) fail(path, line, "layer", "expected a name of letters, digits, '_' or '-', got '" + sp.layer + "'");
+      const op_info* oi = registry::instance().find_op(sp.op);
+      if (!oi) {
+        std::string known;
+        for (const auto& o : registry::instance().ops()) known += (known.empty() ? "" : ", ") + o.name;
+        fail(path, line, "op", "unknown op '" + sp.op + "' (known: " + known + ")");
+      }
+      sp.n = parse_int(n, path, line, "n", false, 0);
+      sp.c = parse_int(c, path, line, "c", false, 0);
+      sp.h = parse_int(h, path, line, "h", false, 0);
+      sp.w = parse_int(w, path, line, "w", false, 0);
+      sp.k = parse_int(k, path, line, "k", true, 0);
+      sp.r = parse_int(r, path, line, "r", true, 0);
+      sp.s = parse_int(s, path, line, "s", true, 0);
+      sp.stride = parse_int(stride, path, line, "stride", true, 1);
+      sp.pad = parse_int(pad, path, line, "pad", true, 0);
+      sp.groups = parse_int(groups, path, line, "groups", true, 1);
+      sp.repeat = parse_int(repeat, path, line, "repeat", true, 1);
+      if (sp.repeat < 1) fail(path, line, "repeat", "must be >= 1");
+      sp.rounding = trim(rounding);
+      if (!sp.rounding.empty() && sp.rounding != "floor" && sp.rounding != "ceil")
+        fail(path, line, "rounding", "expected floor or ceil, got '" + sp.rounding + "'");
+      std::stringstream ps(params);
+      std::string kv;
+      while (ps >> kv) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+          fail(path, line, "params", "expected key=value, got '" + kv + "'");
+        sp.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
+      if (!trim(input).empty()) sp.params["input"] = trim(input);
+      if (const field_error e = oi->check(sp)) fail(path, line, e.field, e.message);
+      sp.out = oi->output(sp);
+      if (!names.insert(sp.network + "." + sp.layer).second)
+        fail(path, line, "layer", "duplicate layer name '" + sp.layer + "' in network '" + sp.network + "'");
+      su.layers.push_back(std::move(sp));
+    }
+  } catch (const io::error::base& e) {
+    // fast-cpp-csv-parser's own errors already carry file and line.
+    throw suite_error(std::string(e.what()));
+  }
+  if (su.layers.empty()) throw suite_error(path + ": no layers");
+  return su;
+}
+
+namespace {
+std::vector<fs::path> search_dirs() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("KCNN_SUITES_DIR")) dirs.emplace_back(env);
+  dirs.emplace_back("suites");
+#ifdef KCNN_SOURCE_SUITES_DIR
+  dirs.emplace_back(KCNN_SOURCE_SUITES_DIR);
+#endif
+#ifdef KCNN_INSTALL_SUITES_DIR
+  dirs.emplace_back(KCNN_INSTALL_SUITES_DIR);
+#endif
+  return dirs;
+}
+}  // namespace
+
+std::string resolve_suite(const std::string& name_or_path) {
+  std::error_code ec;
+  if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  for (const auto& d : search_dirs()) {
+    const fs::path p = d / (name_or_path + ".csv");
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  std::string known;
+  for (const auto& n : available_suites()) known += (known.empty() ? "" : ", ") + n;
+  throw suite_error("unknown suite '" + name_or_path + "' (not a file; known suites: " +
+                    (known.empty() ? "none found" : known) + ")");
+}
+
+std::vector<std::string> available_suites() {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto& d : search_dirs()) {
+    if (!fs::is_directory(d, ec)) continue;
+    for (const auto& e : fs::directory_iterator(d, ec))
+      if (e.path().extension() == ".csv") names.insert(e.path().stem().string());
+  }
+  return {names.begin(), names.end()};
+}
+
+}  // namespace kcnn::bench

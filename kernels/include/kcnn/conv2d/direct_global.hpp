@@ -1,0 +1,89 @@
+#pragma once
+// conv2d, direct algorithm, operands in global memory, one thread per output element.
+//
+// Coalesced mapping: thread i computes the output element stored at address i, i.e. threads
+// are laid along the output layout's fastest dimension (w for nchw, k for nhwc, n for chwn, the
+// last one being cuda-convnet's one-thread-per-image mapping).
+#include <kcnn/conv2d_params.hpp>
+#include <kcnn/tensor.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace kcnn {
+
+namespace detail {
+
+// The arithmetic of one output element, shared by every direct conv2d variant. The loop
+// order follows the layout: channels innermost when they are contiguous (nhwc), the filter
+// row innermost otherwise, so host backends stream through memory in both cases.
+template <class In, class Wt, class Bias>
+KOKKOS_INLINE_FUNCTION float conv2d_direct_point(const In& in, const Wt& wt, const Bias& bias,
+                                                 const conv2d_params& p, int n, int k, int oh,
+                                                 int ow) {
+  const int cpg = p.c_per_group();
+  const int c0 = (k / p.k_per_group()) * cpg;
+  const int ih0 = oh * p.stride - p.pad, iw0 = ow * p.stride - p.pad;
+  float acc = bias(k);
+  if constexpr (std::is_same_v<typename In::layout_tag, layout::nhwc>) {
+    for (int r = 0; r < p.r; ++r) {
+      const int ih = ih0 + r;
+      if (ih < 0 || ih >= p.h) continue;
+      for (int s = 0; s < p.s; ++s) {
+        const int iw = iw0 + s;
+        if (iw < 0 || iw >= p.w) continue;
+        for (int c = 0; c < cpg; ++c) acc += in(n, c0 + c, ih, iw) * wt(k, c, r, s);
+      }
+    }
+  } else {
+    for (int c = 0; c < cpg; ++c)
+      for (int r = 0; r < p.r; ++r) {
+        const int ih = ih0 + r;
+        if (ih < 0 || ih >= p.h) continue;
+        for (int s = 0; s < p.s; ++s) {
+          const int iw = iw0 + s;
+          if (iw < 0 || iw >= p.w) continue;
+          acc += in(n, c0 + c, ih, iw) * wt(k, c, r, s);
+        }
+      }
+  }
+  return acc;
+}
+
+template <class In, class Wt, class Bias, class Out>
+struct conv2d_direct_coalesced_functor {
+  In in;
+  Wt wt;
+  Bias bias;
+  Out out;
+  conv2d_params p;
+  dims4 od;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    int n, k, oh, ow;
+    Out::layout_tag::storage_coords(i, od, n, k, oh, ow);
+    out(n, k, oh, ow) = conv2d_direct_point(in, wt, bias, p, n, k, oh, ow);
+  }
+};
+
+}  // namespace detail
+
+namespace variant {
+// Tag selecting the direct, global-memory, coalesced conv2d.
+struct direct_coalesced {};
+}  // namespace variant
+
+// out = conv2d(in, wt) + bias. in, wt and out share a layout tag; wt is (k, c/groups, r, s).
+template <class Exec, class In, class Wt, class Bias, class Out>
+void conv2d(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
+            const conv2d_params& p, variant::direct_coalesced) {
+  static_assert(!Out::layout_tag::runtime_strided,
+                "direct_coalesced needs a compile-time layout");
+  detail::conv2d_direct_coalesced_functor<In, Wt, Bias, Out> f{in, wt, bias, out, p,
+                                                               p.output_dims()};
+  Kokkos::parallel_for("kcnn::conv2d_direct_coalesced",
+                       Kokkos::RangePolicy<Exec>(exec, 0, out.size()), f);
+}
+
+}  // namespace kcnn

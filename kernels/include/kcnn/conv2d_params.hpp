@@ -1,0 +1,54 @@
+#pragma once
+// Shape of a 2-D convolution: input (n, c, h, w), filters (k, c/groups, r, s), square stride
+// and symmetric zero padding, output (n, k, p, q) with p = floor((h + 2 pad - r) / stride) + 1.
+#include <kcnn/layout.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+
+namespace kcnn {
+
+struct conv2d_params {
+  int n = 0, c = 0, h = 0, w = 0;  // input
+  int k = 0, r = 0, s = 0;         // filters: k outputs, r x s window
+  int stride = 1, pad = 0, groups = 1;
+
+  KOKKOS_INLINE_FUNCTION int p() const { return (h + 2 * pad - r) / stride + 1; }
+  KOKKOS_INLINE_FUNCTION int q() const { return (w + 2 * pad - s) / stride + 1; }
+  KOKKOS_INLINE_FUNCTION int c_per_group() const { return c / groups; }
+  KOKKOS_INLINE_FUNCTION int k_per_group() const { return k / groups; }
+
+  dims4 input_dims() const { return {n, c, h, w}; }
+  dims4 filter_dims() const { return {k, c / groups, r, s}; }
+  dims4 output_dims() const { return {n, k, p(), q()}; }
+
+  // Empty when the shape is valid, otherwise the first problem found, naming the field.
+  std::string check() const {
+    const struct { const char* name; int v; } positive[] = {
+        {"n", n}, {"c", c}, {"h", h}, {"w", w}, {"k", k}, {"r", r}, {"s", s},
+        {"stride", stride}, {"groups", groups}};
+    for (const auto& f : positive)
+      if (f.v <= 0) return std::string(f.name) + ": must be > 0, got " + std::to_string(f.v);
+    if (pad < 0) return "pad: must be >= 0, got " + std::to_string(pad);
+    if (c % groups != 0) return "groups: " + std::to_string(groups) + " does not divide c = " + std::to_string(c);
+    if (k % groups != 0) return "groups: " + std::to_string(groups) + " does not divide k = " + std::to_string(k);
+    if (r > h + 2 * pad) return "r: filter height " + std::to_string(r) + " exceeds padded input height " + std::to_string(h + 2 * pad);
+    if (s > w + 2 * pad) return "s: filter width " + std::to_string(s) + " exceeds padded input width " + std::to_string(w + 2 * pad);
+    if (p() <= 0 || q() <= 0) return "output size must be > 0";
+    return {};
+  }
+
+  // Minimal traffic: every input, weight and bias read once, every output written once.
+  double min_bytes(std::size_t elem_bytes) const {
+    return double(elem_bytes) *
+           (double(input_dims().size()) + double(filter_dims().size()) + double(k) +
+            double(output_dims().size()));
+  }
+  // Two FLOPs per multiply-add plus one per output for the bias.
+  double flops() const {
+    return double(output_dims().size()) * (2.0 * double(c_per_group()) * r * s + 1.0);
+  }
+};
+
+}  // namespace kcnn

@@ -1,0 +1,165 @@
+#pragma once
+// Layout tags for 4-D activation and filter tensors.
+//
+// Every tensor is indexed logically as (n, c, h, w) whatever its storage order. A tag maps the
+// logical coordinates onto a Kokkos View whose extents are stored in the tag's physical order,
+// slowest first, so Kokkos' LayoutRight makes the last of them the fastest in memory:
+//   nchw -> View(n, c, h, w)   w fastest (Caffe, cuDNN default)
+//   nhwc -> View(n, h, w, c)   c fastest (channels-last, TensorFlow)
+//   chwn -> View(c, h, w, n)   n fastest (cuda-convnet)
+//   strided -> View(n, c, h, w) with LayoutStride: any permutation chosen at run time.
+// Filters reuse the same tags with (k, c, r, s) in place of (n, c, h, w), which gives the
+// matching filter layouts KCRS, KRSC and CRSK.
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace kcnn {
+
+// Logical extents of a 4-D tensor.
+struct dims4 {
+  int n = 0, c = 0, h = 0, w = 0;
+  KOKKOS_INLINE_FUNCTION std::size_t size() const {
+    return std::size_t(n) * std::size_t(c) * std::size_t(h) * std::size_t(w);
+  }
+  // Logical linear index, nchw order: the same for every storage layout.
+  KOKKOS_INLINE_FUNCTION std::size_t logical_index(int in, int ic, int ih, int iw) const {
+    return ((std::size_t(in) * c + ic) * h + ih) * w + iw;
+  }
+  KOKKOS_INLINE_FUNCTION void logical_coords(std::size_t i, int& in, int& ic, int& ih,
+                                             int& iw) const {
+    iw = int(i % w);
+    i /= w;
+    ih = int(i % h);
+    i /= h;
+    ic = int(i % c);
+    in = int(i / c);
+  }
+  bool operator==(const dims4& o) const { return n == o.n && c == o.c && h == o.h && w == o.w; }
+};
+
+// Logical axis ids, used to describe physical orders.
+enum class axis : int { n = 0, c = 1, h = 2, w = 3 };
+
+namespace layout {
+
+namespace detail {
+// Splits a storage-order linear index into the four physical coordinates (slowest first).
+KOKKOS_INLINE_FUNCTION void unflatten(std::size_t i, int e0, int e1, int e2, int e3, int& p0,
+                                      int& p1, int& p2, int& p3) {
+  (void)e0;
+  p3 = int(i % e3);
+  i /= e3;
+  p2 = int(i % e2);
+  i /= e2;
+  p1 = int(i % e1);
+  p0 = int(i / e1);
+}
+}  // namespace detail
+
+struct nchw {
+  static constexpr const char* name = "nchw";
+  static constexpr bool runtime_strided = false;
+  using kokkos_layout = Kokkos::LayoutRight;
+  static constexpr std::array<axis, 4> order = {axis::n, axis::c, axis::h, axis::w};
+  static kokkos_layout make(const dims4& d) { return kokkos_layout(d.n, d.c, d.h, d.w); }
+  template <class V>
+  KOKKOS_FORCEINLINE_FUNCTION static typename V::reference_type at(const V& v, int n, int c,
+                                                                   int h, int w) {
+    return v(n, c, h, w);
+  }
+  // Coalesced mapping: consecutive i = consecutive addresses.
+  KOKKOS_INLINE_FUNCTION static void storage_coords(std::size_t i, const dims4& d, int& n,
+                                                    int& c, int& h, int& w) {
+    detail::unflatten(i, d.n, d.c, d.h, d.w, n, c, h, w);
+  }
+};
+
+struct nhwc {
+  static constexpr const char* name = "nhwc";
+  static constexpr bool runtime_strided = false;
+  using kokkos_layout = Kokkos::LayoutRight;
+  static constexpr std::array<axis, 4> order = {axis::n, axis::h, axis::w, axis::c};
+  static kokkos_layout make(const dims4& d) { return kokkos_layout(d.n, d.h, d.w, d.c); }
+  template <class V>
+  KOKKOS_FORCEINLINE_FUNCTION static typename V::reference_type at(const V& v, int n, int c,
+                                                                   int h, int w) {
+    return v(n, h, w, c);
+  }
+  KOKKOS_INLINE_FUNCTION static void storage_coords(std::size_t i, const dims4& d, int& n,
+                                                    int& c, int& h, int& w) {
+    detail::unflatten(i, d.n, d.h, d.w, d.c, n, h, w, c);
+  }
+};
+
+struct chwn {
+  static constexpr const char* name = "chwn";
+  static constexpr bool runtime_strided = false;
+  using kokkos_layout = Kokkos::LayoutRight;
+  static constexpr std::array<axis, 4> order = {axis::c, axis::h, axis::w, axis::n};
+  static kokkos_layout make(const dims4& d) { return kokkos_layout(d.c, d.h, d.w, d.n); }
+  template <class V>
+  KOKKOS_FORCEINLINE_FUNCTION static typename V::reference_type at(const V& v, int n, int c,
+                                                                   int h, int w) {
+    return v(c, h, w, n);
+  }
+  KOKKOS_INLINE_FUNCTION static void storage_coords(std::size_t i, const dims4& d, int& n,
+                                                    int& c, int& h, int& w) {
+    detail::unflatten(i, d.c, d.h, d.w, d.n, c, h, w, n);
+  }
+};
+
+// Runtime-strided: the View is indexed in logical order and its strides encode any of the 24
+// physical orders. Kernels written against it pay for strides unknown at compile time.
+struct strided {
+  static constexpr const char* name = "strided";
+  static constexpr bool runtime_strided = true;
+  using kokkos_layout = Kokkos::LayoutStride;
+  // order: physical order, slowest first, as axis ids.
+  static kokkos_layout make(const dims4& d, const std::array<axis, 4>& order) {
+    const int ext[4] = {d.n, d.c, d.h, d.w};
+    std::size_t stride[4] = {0, 0, 0, 0};
+    std::size_t s = 1;
+    bool seen[4] = {false, false, false, false};
+    for (int k = 3; k >= 0; --k) {
+      const int a = int(order[k]);
+      if (a < 0 || a > 3 || seen[a]) throw std::invalid_argument("strided layout: bad axis order");
+      seen[a] = true;
+      stride[a] = s;
+      s *= std::size_t(ext[a]);
+    }
+    return kokkos_layout(d.n, stride[0], d.c, stride[1], d.h, stride[2], d.w, stride[3]);
+  }
+  template <class V>
+  KOKKOS_FORCEINLINE_FUNCTION static typename V::reference_type at(const V& v, int n, int c,
+                                                                   int h, int w) {
+    return v(n, c, h, w);
+  }
+};
+
+// Parses "nhwc"-style strings into an axis order (for the strided layout and the CLI).
+inline std::array<axis, 4> parse_order(const std::string& s) {
+  if (s.size() != 4) throw std::invalid_argument("layout order must have 4 letters: '" + s + "'");
+  std::array<axis, 4> o{};
+  bool seen[4] = {false, false, false, false};
+  for (int i = 0; i < 4; ++i) {
+    int a = -1;
+    switch (s[i]) {
+      case 'n': a = 0; break;
+      case 'c': a = 1; break;
+      case 'h': a = 2; break;
+      case 'w': a = 3; break;
+      default: break;
+    }
+    if (a < 0 || seen[a]) throw std::invalid_argument("layout order must be a permutation of nchw: '" + s + "'");
+    seen[a] = true;
+    o[i] = axis(a);
+  }
+  return o;
+}
+
+}  // namespace layout
+}  // namespace kcnn

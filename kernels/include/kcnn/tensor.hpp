@@ -1,0 +1,76 @@
+#pragma once
+// tensor4: a 4-D tensor over a Kokkos View in any memory space and any layout tag,
+// indexed logically as (n, c, h, w). Copying a tensor4 is shallow (like a View).
+#include <kcnn/layout.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace kcnn {
+
+template <class T, class Layout, class... ViewProps>
+class tensor4 {
+ public:
+  using value_type = T;
+  using layout_tag = Layout;
+  using view_type = Kokkos::View<T****, typename Layout::kokkos_layout, ViewProps...>;
+  using reference_type = typename view_type::reference_type;
+  using memory_space = typename view_type::memory_space;
+  using execution_space = typename view_type::execution_space;
+
+  tensor4() = default;
+
+  // Allocates without initialising: kcnn always fills or poisons a tensor before use.
+  template <class L = Layout, std::enable_if_t<!L::runtime_strided, int> = 0>
+  tensor4(const std::string& label, const dims4& d)
+      : view_(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), Layout::make(d)), dims_(d) {}
+
+  // Runtime-strided tensors take their physical order (slowest first).
+  template <class L = Layout, std::enable_if_t<L::runtime_strided, int> = 0>
+  tensor4(const std::string& label, const dims4& d, const std::array<axis, 4>& order)
+      : view_(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), Layout::make(d, order)),
+        dims_(d) {}
+
+  // Wraps an existing View (e.g. a user's own data, or a view with other memory traits).
+  tensor4(const view_type& v, const dims4& d) : view_(v), dims_(d) {}
+
+  // Converting copy: adds const or memory traits (e.g. RandomAccess) to the same data.
+  template <class U, class... P>
+  tensor4(const tensor4<U, Layout, P...>& o) : view_(o.view()), dims_(o.dims()) {}
+
+  KOKKOS_FORCEINLINE_FUNCTION reference_type operator()(int n, int c, int h, int w) const {
+    return Layout::at(view_, n, c, h, w);
+  }
+
+  KOKKOS_INLINE_FUNCTION const dims4& dims() const { return dims_; }
+  KOKKOS_INLINE_FUNCTION std::size_t size() const { return dims_.size(); }
+  KOKKOS_INLINE_FUNCTION const view_type& view() const { return view_; }
+  KOKKOS_INLINE_FUNCTION std::size_t bytes() const { return dims_.size() * sizeof(T); }
+  std::string label() const { return view_.label(); }
+
+ private:
+  view_type view_;
+  dims4 dims_;
+};
+
+// Host mirror with the same layout (no copy if the tensor is already host-accessible).
+template <class T, class Layout, class... P>
+auto create_mirror_view(const tensor4<T, Layout, P...>& t) {
+  auto hv = Kokkos::create_mirror_view(t.view());
+  return tensor4<typename decltype(hv)::non_const_value_type, Layout, typename decltype(hv)::device_type>(
+      hv, t.dims());
+}
+
+template <class T1, class L, class... P1, class T2, class... P2>
+void deep_copy(const tensor4<T1, L, P1...>& dst, const tensor4<T2, L, P2...>& src) {
+  Kokkos::deep_copy(dst.view(), src.view());
+}
+
+// A rank-1 parameter vector (bias, per-channel statistics).
+template <class T, class MemSpace = Kokkos::DefaultExecutionSpace::memory_space>
+using vector_view = Kokkos::View<T*, MemSpace>;
+
+}  // namespace kcnn
