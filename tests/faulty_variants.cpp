@@ -1,0 +1,50 @@
+// Deliberately wrong conv2d variants, registered only in the test build (kcnn-bench-faults).
+// The harness must report each as failed_validation, never time it, and exit 1.
+#include "../benchmarks/layers/conv2d_case.hpp"
+
+#include <kcnn/conv2d/direct_global.hpp>
+
+namespace {
+
+// Off-by-one in the halo: the input window is shifted by one row and column.
+template <class In, class Wt, class Bias, class Out>
+struct halo_off_by_one {
+  In in; Wt wt; Bias bias; Out out; kcnn::conv2d_params p; kcnn::dims4 od;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    int n, k, oh, ow;
+    Out::layout_tag::storage_coords(i, od, n, k, oh, ow);
+    kcnn::conv2d_params q = p;
+    q.pad = p.pad + 1;  // the bug
+    out(n, k, oh, ow) = kcnn::detail::conv2d_direct_point(in, wt, bias, q, n, k, oh, ow);
+  }
+};
+
+struct launch_halo_off_by_one {
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void operator()(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
+                  const kcnn::conv2d_params& p) const {
+    Kokkos::parallel_for("faulty_halo", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                         halo_off_by_one<In, Wt, Bias, Out>{in, wt, bias, out, p, p.output_dims()});
+  }
+};
+
+// Leaves the last stored output element unwritten (it stays NaN-poisoned).
+struct launch_unwritten {
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void operator()(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
+                  const kcnn::conv2d_params& p) const {
+    kcnn::detail::conv2d_direct_coalesced_functor<In, Wt, Bias, Out> f{in, wt, bias, out, p,
+                                                                        p.output_dims()};
+    Kokkos::parallel_for("faulty_unwritten", Kokkos::RangePolicy<Exec>(exec, 0, out.size() - 1), f);
+  }
+};
+
+const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
+  using namespace kcnn::layout;
+  kcnn::bench::register_conv2d<launch_halo_off_by_one, nchw, nhwc, chwn>(
+      r, "global", "coalesced", "faulty_halo_off_by_one");
+  kcnn::bench::register_conv2d<launch_unwritten, nchw, nhwc, chwn>(r, "global", "coalesced",
+                                                                    "faulty_unwritten");
+});
+
+}  // namespace

@@ -1,0 +1,96 @@
+// conv2d kernels through the public API, in every layout, against the host reference,
+// and against each other.
+#include <kcnn/kcnn.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace kcnn;
+
+namespace {
+conv2d_params make(int n, int c, int h, int w, int k, int r, int s, int stride, int pad,
+                   int groups) {
+  conv2d_params p;
+  p.n = n; p.c = c; p.h = h; p.w = w; p.k = k; p.r = r; p.s = s;
+  p.stride = stride; p.pad = pad; p.groups = groups;
+  return p;
+}
+
+template <class L>
+std::vector<double> run_direct(const conv2d_params& p, comparison& cmp) {
+  tensor4<float, L> in("in", p.input_dims()), wt("wt", p.filter_dims()), out("out", p.output_dims());
+  Kokkos::View<float*> bias("bias", p.k);
+  fill_random(in, 1);
+  fill_random(wt, 2, 0.3f);
+  fill_random(bias, 3);
+  poison(out);
+  conv2d(Kokkos::DefaultExecutionSpace(), in, wt, bias, out, p, variant::direct_coalesced{});
+  Kokkos::fence();
+  auto in_h = create_mirror_view(in);
+  auto wt_h = create_mirror_view(wt);
+  auto out_h = create_mirror_view(out);
+  auto b_h = Kokkos::create_mirror_view(bias);
+  deep_copy(in_h, in);
+  deep_copy(wt_h, wt);
+  deep_copy(out_h, out);
+  Kokkos::deep_copy(b_h, bias);
+  const auto ref = reference::conv2d(p, in_h, wt_h, [&](int k) { return b_h(k); });
+  cmp = compare(out_h, p.output_dims(), ref, 1e-5);
+  std::vector<double> flat;
+  const dims4 od = p.output_dims();
+  for (std::size_t i = 0; i < od.size(); ++i) {
+    int n, c, h, w;
+    od.logical_coords(i, n, c, h, w);
+    flat.push_back(out_h(n, c, h, w));
+  }
+  return flat;
+}
+
+}  // namespace
+
+namespace kcnn {
+// Readable test parameter names instead of a byte dump.
+void PrintTo(const conv2d_params& p, std::ostream* os) {
+  *os << "n" << p.n << " c" << p.c << " " << p.h << "x" << p.w << " k" << p.k << " " << p.r << "x"
+      << p.s << " stride " << p.stride << " pad " << p.pad << " groups " << p.groups;
+}
+}  // namespace kcnn
+
+namespace {
+class DirectConv : public ::testing::TestWithParam<conv2d_params> {};
+}  // namespace
+
+TEST_P(DirectConv, MatchesReferenceInEveryLayoutAndAcrossLayouts) {
+  const auto p = GetParam();
+  ASSERT_EQ(p.check(), "");
+  comparison a, b, c;
+  const auto oa = run_direct<layout::nchw>(p, a);
+  const auto ob = run_direct<layout::nhwc>(p, b);
+  const auto oc = run_direct<layout::chwn>(p, c);
+  EXPECT_TRUE(a.passed) << "nchw: " << a.message;
+  EXPECT_TRUE(b.passed) << "nhwc: " << b.message;
+  EXPECT_TRUE(c.passed) << "chwn: " << c.message;
+  EXPECT_LT(a.rel_l2, 1e-6);
+  ASSERT_EQ(oa.size(), ob.size());
+  for (std::size_t i = 0; i < oa.size(); ++i) {
+    // Same inputs, same arithmetic per output: layouts agree to rounding.
+    ASSERT_NEAR(oa[i], ob[i], 1e-4 * (1 + std::fabs(oa[i]))) << i;
+    ASSERT_NEAR(oa[i], oc[i], 1e-4 * (1 + std::fabs(oa[i]))) << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, DirectConv,
+    ::testing::Values(make(2, 3, 7, 6, 4, 3, 3, 1, 1, 1),    // padding, odd sizes
+                      make(3, 4, 9, 9, 5, 3, 3, 2, 0, 1),    // stride 2
+                      make(2, 4, 8, 8, 6, 3, 3, 1, 1, 2),    // groups 2
+                      make(2, 6, 5, 5, 6, 3, 3, 1, 1, 6),    // depthwise
+                      make(1, 8, 4, 4, 3, 1, 1, 1, 0, 1),    // 1x1
+                      make(2, 3, 11, 11, 4, 5, 5, 3, 2, 1)),  // 5x5 stride 3 pad 2
+    [](const ::testing::TestParamInfo<conv2d_params>& i) {
+      const auto& p = i.param;
+      return "n" + std::to_string(p.n) + "c" + std::to_string(p.c) + "h" + std::to_string(p.h) +
+             "k" + std::to_string(p.k) + "r" + std::to_string(p.r) + "s" + std::to_string(p.stride) +
+             "p" + std::to_string(p.pad) + "g" + std::to_string(p.groups);
+    });

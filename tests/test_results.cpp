@@ -1,0 +1,108 @@
+// The results CSV has exactly the documented columns and appears atomically.
+#include "results.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+using namespace kcnn::bench;
+namespace fs = std::filesystem;
+
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+TEST(Results, EveryColumnIsDocumentedInOrder) {
+  // results/README.md documents one column per table row: | `name` | ... |
+  std::ifstream f(std::string(KCNN_SOURCE_DIR) + "/results/README.md");
+  ASSERT_TRUE(f) << "results/README.md missing";
+  std::vector<std::string> documented;
+  std::string line;
+  const std::regex row(R"(^\|\s*`([a-z_0-9]+)`\s*\|)");
+  std::smatch m;
+  bool in_csv_section = false;
+  while (std::getline(f, line)) {
+    if (line.rfind("## ", 0) == 0) in_csv_section = line.rfind("## CSV columns", 0) == 0;
+    if (in_csv_section && std::regex_search(line, m, row)) documented.push_back(m[1]);
+  }
+  EXPECT_EQ(documented, result_columns());
+}
+
+TEST(Results, ContainsTheDesignContractColumns) {
+  const std::vector<std::string> contract = {
+      "run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer",
+      "op", "n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "layout",
+      "memory_space", "access_pattern", "variant", "reps", "time_ms_median", "time_ms_min",
+      "time_ms_max", "time_ms_stddev", "bytes", "flops", "gbps", "gflops", "roofline_pct",
+      "rel_error", "status", "note"};
+  const auto& cols = result_columns();
+  for (const auto& c : contract)
+    EXPECT_NE(std::find(cols.begin(), cols.end(), c), cols.end()) << c;
+}
+
+TEST(Results, WrittenToPartialThenRenamedAtomically) {
+  const fs::path out = fs::temp_directory_path() / "kcnn_results_test";
+  fs::remove_all(out);
+  run_context ctx;
+  ctx.run_id = "20260101T000000Z-abcdef01";
+  ctx.timestamp = "2026-01-01T00:00:00Z";
+  ctx.suite = "unit";
+  ctx.device.name = "Test Device, \"quoted\"";
+  ctx.device.slug = "test-device";
+  ctx.device.backend = "serial";
+  ctx.kokkos_version = "9.9.9";
+  results_writer w(out.string(), ctx);
+  const fs::path final_csv = out / "test-device" / "20260101T000000Z-unit.csv";
+  EXPECT_EQ(fs::path(w.final_path()), final_csv);
+  EXPECT_FALSE(fs::exists(final_csv));
+  EXPECT_TRUE(fs::exists(final_csv.string() + ".partial"));
+
+  result_row r;
+  r.op = "conv2d";
+  r.key = "conv2d/nchw/global/coalesced/direct/x.y/n1";
+  r.status = "ok";
+  r.reps = 10;
+  r.time_ms_median = 2.0;
+  r.bytes = 4e9;
+  r.flops = 8e9;
+  r.rel_error = 1e-7;
+  r.note = "a note, with a comma";
+  w.write(r);
+  // Flushed per row: the partial file already holds it.
+  EXPECT_NE(slurp(final_csv.string() + ".partial").find("a note, with a comma"), std::string::npos);
+
+  w.close("  \"extra\": 1");
+  EXPECT_TRUE(fs::exists(final_csv));
+  EXPECT_FALSE(fs::exists(final_csv.string() + ".partial"));
+  const std::string csv = slurp(final_csv);
+  std::istringstream lines(csv);
+  std::string head, row;
+  std::getline(lines, head);
+  std::getline(lines, row);
+  std::string expect_head;
+  for (const auto& c : result_columns()) expect_head += (expect_head.empty() ? "" : ",") + c;
+  EXPECT_EQ(head, expect_head);
+  EXPECT_NE(row.find("\"Test Device, \"\"quoted\"\"\""), std::string::npos) << row;
+  EXPECT_NE(row.find(",2000,4000,"), std::string::npos) << "GB/s and GFLOP/s from 2 ms: " << row;
+  EXPECT_NE(row.find("\"a note, with a comma\""), std::string::npos);
+  const std::string json = slurp(out / "test-device" / "20260101T000000Z-unit.json");
+  EXPECT_NE(json.find("\"schema_version\": 1"), std::string::npos);
+  EXPECT_NE(json.find("\"name\": \"Test Device, \\\"quoted\\\"\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"extra\": 1"), std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST(Results, CsvEscaping) {
+  EXPECT_EQ(csv_escape("plain"), "plain");
+  EXPECT_EQ(csv_escape("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_escape("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(json_escape("a\"b\\c\n"), "a\\\"b\\\\c\\n");
+}

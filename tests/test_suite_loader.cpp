@@ -1,0 +1,115 @@
+// The suite loader accepts the shipped suites and rejects malformed files with file, line and
+// field named.
+#include "suite.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace kcnn::bench;
+namespace fs = std::filesystem;
+
+namespace {
+const std::string header = "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n";
+
+std::string write_suite(const std::string& name, const std::string& body) {
+  const fs::path dir = fs::temp_directory_path() / "kcnn_loader_tests";
+  fs::create_directories(dir);
+  const fs::path p = dir / (name + ".csv");
+  std::ofstream(p) << body;
+  return p.string();
+}
+
+// Loads and returns the error message ("" if it loaded).
+std::string error_of(const std::string& name, const std::string& body) {
+  try {
+    load_suite(write_suite(name, body));
+  } catch (const suite_error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(SuiteLoader, AcceptsSmokeAndComputesShapes) {
+  const auto s = load_suite(std::string(KCNN_SOURCE_DIR) + "/suites/smoke.csv");
+  EXPECT_EQ(s.name, "smoke");
+  ASSERT_GE(s.layers.size(), 4u);
+  bool stride2 = false, padded = false, grouped = false;
+  for (const auto& l : s.layers) {
+    EXPECT_EQ(l.op, "conv2d");
+    EXPECT_GT(l.out.size(), 0u);
+    EXPECT_EQ(l.out.h, (l.h + 2 * l.pad - l.r) / l.stride + 1);
+    stride2 |= l.stride == 2;
+    padded |= l.pad > 0;
+    grouped |= l.groups == 2;
+  }
+  EXPECT_TRUE(stride2 && padded && grouped);
+}
+
+TEST(SuiteLoader, CommentsRepeatAndOptionalColumns) {
+  const auto p = write_suite("ok", "# a comment\n" +
+                                       std::string("network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,repeat,params\n") +
+                                       "net,a,conv2d,2,3,9,9,4,3,3,2,0,1,3,alpha=1 beta=2\n\n"
+                                       "# another\nnet,b,conv2d,2,4,4,4,4,1,1,1,0,1,,\n");
+  const auto s = load_suite(p);
+  ASSERT_EQ(s.layers.size(), 2u);
+  EXPECT_EQ(s.layers[0].repeat, 3);
+  EXPECT_EQ(s.layers[0].out.h, 4);
+  EXPECT_EQ(s.layers[0].params.at("beta"), "2");
+  EXPECT_EQ(s.layers[0].line, 3);
+  EXPECT_EQ(s.layers[1].repeat, 1);
+  EXPECT_EQ(s.layers[1].line, 6);
+}
+
+TEST(SuiteLoader, RejectsMalformedRowsNamingFileLineAndField) {
+  struct bad { std::string name, body, expect; };
+  const std::vector<bad> cases = {
+      {"missing_col", "network,layer,op,n,c,h,w,k,r,s,stride,pad\nx,a,conv2d,1,1,4,4,1,1,1,1,0\n",
+       "missing_col.csv:1: field 'groups': required column is missing"},
+      {"unknown_col", header.substr(0, header.size() - 1) + ",strid\nx,a,conv2d,1,1,4,4,1,1,1,1,0,1,1\n",
+       "unknown_col.csv:1: field 'strid': unknown column"},
+      {"non_numeric", header + "x,a,conv2d,1,1,4,4,1,1,1,1,0,1\nx,b,conv2d,1,abc,4,4,1,1,1,1,0,1\n",
+       "non_numeric.csv:3: field 'c': expected an integer, got 'abc'"},
+      {"negative", header + "x,a,conv2d,1,1,-4,4,1,1,1,1,0,1\n",
+       "negative.csv:2: field 'h': must be >= 0, got -4"},
+      {"zero_dim", header + "x,a,conv2d,0,1,4,4,1,1,1,1,0,1\n", "zero_dim.csv:2: field 'n': must be > 0"},
+      {"zero_stride", header + "x,a,conv2d,1,1,4,4,1,1,1,0,0,1\n",
+       "zero_stride.csv:2: field 'stride': must be > 0"},
+      {"big_kernel", header + "x,a,conv2d,1,1,4,4,1,7,3,1,1,1\n",
+       "big_kernel.csv:2: field 'r': filter height 7 exceeds padded input height 6"},
+      {"groups_c", header + "x,a,conv2d,1,3,4,4,4,1,1,1,0,2\n",
+       "groups_c.csv:2: field 'groups': 2 does not divide c = 3"},
+      {"groups_k", header + "x,a,conv2d,1,4,4,4,3,1,1,1,0,2\n",
+       "groups_k.csv:2: field 'groups': 2 does not divide k = 3"},
+      {"unknown_op", header + "x,a,conv3d,1,1,4,4,1,1,1,1,0,1\n",
+       "unknown_op.csv:2: field 'op': unknown op 'conv3d'"},
+      {"duplicate", header + "x,a,conv2d,1,1,4,4,1,1,1,1,0,1\nx,a,conv2d,1,1,4,4,1,1,1,1,0,1\n",
+       "duplicate.csv:3: field 'layer': duplicate layer name 'a'"},
+      {"bad_rounding", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,rounding\nx,a,conv2d,1,1,4,4,1,1,1,1,0,1,up\n",
+       "bad_rounding.csv:2: field 'rounding': expected floor or ceil, got 'up'"},
+      {"bad_name", header + "x,a b,conv2d,1,1,4,4,1,1,1,1,0,1\n", "bad_name.csv:2: field 'layer'"},
+      {"no_layers", header, "no_layers.csv: no layers"},
+  };
+  for (const auto& c : cases) {
+    const std::string e = error_of(c.name, c.body);
+    EXPECT_NE(e.find(c.expect), std::string::npos) << c.name << ": got '" << e << "'";
+  }
+}
+
+TEST(SuiteLoader, TooFewFieldsIsAnErrorWithTheLine) {
+  const std::string e = error_of("short", header + "x,a,conv2d,1,1,4,4\n");
+  EXPECT_NE(e.find("short.csv"), std::string::npos) << e;
+  EXPECT_NE(e.find("2"), std::string::npos) << e;
+}
+
+TEST(SuiteLoader, ResolvesNamesAndRejectsUnknownOnes) {
+  EXPECT_NE(resolve_suite("smoke").find("smoke.csv"), std::string::npos);
+  try {
+    resolve_suite("no_such_suite");
+    FAIL() << "expected suite_error";
+  } catch (const suite_error& e) {
+    EXPECT_NE(std::string(e.what()).find("smoke"), std::string::npos) << e.what();
+  }
+}
