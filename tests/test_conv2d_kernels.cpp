@@ -9,13 +9,6 @@
 using namespace kcnn;
 
 namespace {
-conv2d_params make(int n, int c, int h, int w, int k, int r, int s, int stride, int pad,
-                   int groups) {
-  conv2d_params p;
-  p.n = n; p.c = c; p.h = h; p.w = w; p.k = k; p.r = r; p.s = s;
-  p.stride = stride; p.pad = pad; p.groups = groups;
-  return p;
-}
 
 template <class L>
 std::vector<double> run_direct(const conv2d_params& p, comparison& cmp) {
@@ -82,12 +75,12 @@ TEST_P(DirectConv, MatchesReferenceInEveryLayoutAndAcrossLayouts) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DirectConv,
-    ::testing::Values(make(2, 3, 7, 6, 4, 3, 3, 1, 1, 1),    // padding, odd sizes
-                      make(3, 4, 9, 9, 5, 3, 3, 2, 0, 1),    // stride 2
-                      make(2, 4, 8, 8, 6, 3, 3, 1, 1, 2),    // groups 2
-                      make(2, 6, 5, 5, 6, 3, 3, 1, 1, 6),    // depthwise
-                      make(1, 8, 4, 4, 3, 1, 1, 1, 0, 1),    // 1x1
-                      make(2, 3, 11, 11, 4, 5, 5, 3, 2, 1)),  // 5x5 stride 3 pad 2
+    ::testing::Values(conv2d_params{2, 3, 7, 6, 4, 3, 3, 1, 1, 1},    // padding, odd sizes
+                      conv2d_params{3, 4, 9, 9, 5, 3, 3, 2, 0, 1},    // stride 2
+                      conv2d_params{2, 4, 8, 8, 6, 3, 3, 1, 1, 2},    // groups 2
+                      conv2d_params{2, 6, 5, 5, 6, 3, 3, 1, 1, 6},    // depthwise
+                      conv2d_params{1, 8, 4, 4, 3, 1, 1, 1, 0, 1},    // 1x1
+                      conv2d_params{2, 3, 11, 11, 4, 5, 5, 3, 2, 1}),  // 5x5 stride 3 pad 2
     [](const ::testing::TestParamInfo<conv2d_params>& i) {
       const auto& p = i.param;
       return "n" + std::to_string(p.n) + "c" + std::to_string(p.c) + "h" + std::to_string(p.h) +

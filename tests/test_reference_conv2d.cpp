@@ -8,20 +8,13 @@
 using namespace kcnn;
 
 namespace {
-conv2d_params make(int n, int c, int h, int w, int k, int r, int s, int stride, int pad,
-                   int groups) {
-  conv2d_params p;
-  p.n = n; p.c = c; p.h = h; p.w = w; p.k = k; p.r = r; p.s = s;
-  p.stride = stride; p.pad = pad; p.groups = groups;
-  return p;
-}
 // Input 3x3 holding 1..9 row-major.
 auto ramp3x3 = [](int, int, int h, int w) { return double(h * 3 + w + 1); };
 auto ones = [](int, int, int, int) { return 1.0; };
 }  // namespace
 
 TEST(ReferenceConv2d, ValidWindowStride1) {
-  const auto p = make(1, 1, 3, 3, 1, 2, 2, 1, 0, 1);
+  const auto p = conv2d_params{1, 1, 3, 3, 1, 2, 2, 1, 0, 1};
   ASSERT_EQ(p.p(), 2);
   ASSERT_EQ(p.q(), 2);
   const auto out = reference::conv2d(p, ramp3x3, ones, [](int) { return 0.0; });
@@ -29,7 +22,7 @@ TEST(ReferenceConv2d, ValidWindowStride1) {
 }
 
 TEST(ReferenceConv2d, Stride2Padding1WithBias) {
-  const auto p = make(1, 1, 3, 3, 1, 3, 3, 2, 1, 1);
+  const auto p = conv2d_params{1, 1, 3, 3, 1, 3, 3, 2, 1, 1};
   ASSERT_EQ(p.p(), 2);
   const auto out = reference::conv2d(p, ramp3x3, ones, [](int) { return 0.5; });
   // Each window clips to the 2x2 corner of the input it overlaps.
@@ -38,7 +31,7 @@ TEST(ReferenceConv2d, Stride2Padding1WithBias) {
 
 TEST(ReferenceConv2d, PaddingKeepsSizeAndZeroesBorder) {
   // 3x3 ones filter over a 3x3 ramp, pad 1: the centre sees all 9, a corner 4 elements.
-  const auto p = make(1, 1, 3, 3, 1, 3, 3, 1, 1, 1);
+  const auto p = conv2d_params{1, 1, 3, 3, 1, 3, 3, 1, 1, 1};
   const auto out = reference::conv2d(p, ramp3x3, ones, [](int) { return 0.0; });
   ASSERT_EQ(out.size(), 9u);
   EXPECT_EQ(out[4], 45);               // 1+...+9
@@ -49,7 +42,7 @@ TEST(ReferenceConv2d, PaddingKeepsSizeAndZeroesBorder) {
 
 TEST(ReferenceConv2d, GroupsSeeOnlyTheirChannels) {
   // c=4, k=2, groups=2: filter 0 sees channels 0,1 and filter 1 sees channels 2,3.
-  const auto p = make(1, 4, 1, 1, 2, 1, 1, 1, 0, 2);
+  const auto p = conv2d_params{1, 4, 1, 1, 2, 1, 1, 1, 0, 2};
   auto in = [](int, int c, int, int) { return double(c + 1); };
   auto wt = [](int k, int c, int, int) { return k == 0 ? (c == 0 ? 1.0 : 10.0) : (c == 0 ? 100.0 : 1000.0); };
   const auto out = reference::conv2d(p, in, wt, [](int k) { return k == 0 ? 0.0 : 7.0; });
@@ -58,7 +51,7 @@ TEST(ReferenceConv2d, GroupsSeeOnlyTheirChannels) {
 
 TEST(ReferenceConv2d, DepthwiseAndBatchOrder) {
   // groups == c == k: each output channel is its input channel times its own weight.
-  const auto p = make(2, 3, 1, 2, 3, 1, 1, 1, 0, 3);
+  const auto p = conv2d_params{2, 3, 1, 2, 3, 1, 1, 1, 0, 3};
   auto in = [](int n, int c, int, int w) { return double(100 * n + 10 * c + w); };
   auto wt = [](int k, int, int, int) { return double(k + 2); };
   const auto out = reference::conv2d(p, in, wt, [](int) { return 0.0; });
@@ -69,16 +62,16 @@ TEST(ReferenceConv2d, DepthwiseAndBatchOrder) {
 }
 
 TEST(Conv2dParams, CheckNamesTheField) {
-  EXPECT_EQ(make(1, 3, 8, 8, 4, 3, 3, 1, 1, 1).check(), "");
-  EXPECT_EQ(make(1, 3, 8, 8, 4, 3, 3, 0, 1, 1).check().rfind("stride:", 0), 0u);
-  EXPECT_EQ(make(1, 3, 8, 8, 4, 3, 3, 1, 1, 2).check().rfind("groups:", 0), 0u);
-  EXPECT_EQ(make(1, 4, 8, 8, 6, 3, 3, 1, 1, 4).check().rfind("groups:", 0), 0u);
-  EXPECT_EQ(make(1, 3, 2, 8, 4, 5, 3, 1, 1, 1).check().rfind("r:", 0), 0u);
-  EXPECT_EQ(make(0, 3, 8, 8, 4, 3, 3, 1, 1, 1).check().rfind("n:", 0), 0u);
+  EXPECT_EQ((conv2d_params{1, 3, 8, 8, 4, 3, 3, 1, 1, 1}).check(), "");
+  EXPECT_EQ((conv2d_params{1, 3, 8, 8, 4, 3, 3, 0, 1, 1}).check().rfind("stride:", 0), 0u);
+  EXPECT_EQ((conv2d_params{1, 3, 8, 8, 4, 3, 3, 1, 1, 2}).check().rfind("groups:", 0), 0u);
+  EXPECT_EQ((conv2d_params{1, 4, 8, 8, 6, 3, 3, 1, 1, 4}).check().rfind("groups:", 0), 0u);
+  EXPECT_EQ((conv2d_params{1, 3, 2, 8, 4, 5, 3, 1, 1, 1}).check().rfind("r:", 0), 0u);
+  EXPECT_EQ((conv2d_params{0, 3, 8, 8, 4, 3, 3, 1, 1, 1}).check().rfind("n:", 0), 0u);
 }
 
 TEST(Conv2dParams, BytesAndFlops) {
-  const auto p = make(2, 4, 5, 5, 6, 3, 3, 1, 1, 2);  // out 2x6x5x5, 2 channels per group
+  const auto p = conv2d_params{2, 4, 5, 5, 6, 3, 3, 1, 1, 2};  // out 2x6x5x5, 2 channels per group
   EXPECT_EQ(p.flops(), 2.0 * 6 * 5 * 5 * (2.0 * 2 * 3 * 3 + 1));
   EXPECT_EQ(p.min_bytes(4), 4.0 * (2 * 4 * 5 * 5 + 6 * 2 * 3 * 3 + 6 + 2 * 6 * 5 * 5));
 }

@@ -60,56 +60,61 @@ KOKKOS_INLINE_FUNCTION void unflatten(std::size_t i, int e0, int e1, int e2, int
 }
 }  // namespace detail
 
-struct nchw {
+// A compile-time physical order A0 A1 A2 A3 (slowest first) of the logical axes.
+template <axis A0, axis A1, axis A2, axis A3>
+struct fixed_order {
+  static constexpr bool runtime_strided = false;
+  using kokkos_layout = Kokkos::LayoutRight;
+  static constexpr std::array<axis, 4> order = {A0, A1, A2, A3};
+
+  // The coordinate of logical axis A among (n, c, h, w).
+  template <axis A, class T>
+  KOKKOS_FORCEINLINE_FUNCTION static T pick(T n, T c, T h, T w) {
+    if constexpr (A == axis::n) return n;
+    else if constexpr (A == axis::c) return c;
+    else if constexpr (A == axis::h) return h;
+    else return w;
+  }
+  template <axis A>
+  KOKKOS_FORCEINLINE_FUNCTION static int& pick_ref(int& n, int& c, int& h, int& w) {
+    if constexpr (A == axis::n) return n;
+    else if constexpr (A == axis::c) return c;
+    else if constexpr (A == axis::h) return h;
+    else return w;
+  }
+
+  static kokkos_layout make(const dims4& d) {
+    return kokkos_layout(pick<A0>(d.n, d.c, d.h, d.w), pick<A1>(d.n, d.c, d.h, d.w),
+                         pick<A2>(d.n, d.c, d.h, d.w), pick<A3>(d.n, d.c, d.h, d.w));
+  }
+  template <class V>
+  KOKKOS_FORCEINLINE_FUNCTION static typename V::reference_type at(const V& v, int n, int c,
+                                                                   int h, int w) {
+    return v(pick<A0>(n, c, h, w), pick<A1>(n, c, h, w), pick<A2>(n, c, h, w),
+             pick<A3>(n, c, h, w));
+  }
+  // Coalesced mapping: storage-order linear index i -> logical coordinates, so that
+  // consecutive i are consecutive addresses.
+  KOKKOS_INLINE_FUNCTION static void storage_coords(std::size_t i, const dims4& d, int& n,
+                                                    int& c, int& h, int& w) {
+    detail::unflatten(i, pick<A0>(d.n, d.c, d.h, d.w), pick<A1>(d.n, d.c, d.h, d.w),
+                      pick<A2>(d.n, d.c, d.h, d.w), pick<A3>(d.n, d.c, d.h, d.w),
+                      pick_ref<A0>(n, c, h, w), pick_ref<A1>(n, c, h, w),
+                      pick_ref<A2>(n, c, h, w), pick_ref<A3>(n, c, h, w));
+  }
+};
+
+// w fastest (Caffe, cuDNN default).
+struct nchw : fixed_order<axis::n, axis::c, axis::h, axis::w> {
   static constexpr const char* name = "nchw";
-  static constexpr bool runtime_strided = false;
-  using kokkos_layout = Kokkos::LayoutRight;
-  static constexpr std::array<axis, 4> order = {axis::n, axis::c, axis::h, axis::w};
-  static kokkos_layout make(const dims4& d) { return kokkos_layout(d.n, d.c, d.h, d.w); }
-  template <class V>
-  KOKKOS_FORCEINLINE_FUNCTION static typename V::reference_type at(const V& v, int n, int c,
-                                                                   int h, int w) {
-    return v(n, c, h, w);
-  }
-  // Coalesced mapping: consecutive i = consecutive addresses.
-  KOKKOS_INLINE_FUNCTION static void storage_coords(std::size_t i, const dims4& d, int& n,
-                                                    int& c, int& h, int& w) {
-    detail::unflatten(i, d.n, d.c, d.h, d.w, n, c, h, w);
-  }
 };
-
-struct nhwc {
+// c fastest (channels-last, TensorFlow).
+struct nhwc : fixed_order<axis::n, axis::h, axis::w, axis::c> {
   static constexpr const char* name = "nhwc";
-  static constexpr bool runtime_strided = false;
-  using kokkos_layout = Kokkos::LayoutRight;
-  static constexpr std::array<axis, 4> order = {axis::n, axis::h, axis::w, axis::c};
-  static kokkos_layout make(const dims4& d) { return kokkos_layout(d.n, d.h, d.w, d.c); }
-  template <class V>
-  KOKKOS_FORCEINLINE_FUNCTION static typename V::reference_type at(const V& v, int n, int c,
-                                                                   int h, int w) {
-    return v(n, h, w, c);
-  }
-  KOKKOS_INLINE_FUNCTION static void storage_coords(std::size_t i, const dims4& d, int& n,
-                                                    int& c, int& h, int& w) {
-    detail::unflatten(i, d.n, d.h, d.w, d.c, n, h, w, c);
-  }
 };
-
-struct chwn {
+// n fastest (cuda-convnet).
+struct chwn : fixed_order<axis::c, axis::h, axis::w, axis::n> {
   static constexpr const char* name = "chwn";
-  static constexpr bool runtime_strided = false;
-  using kokkos_layout = Kokkos::LayoutRight;
-  static constexpr std::array<axis, 4> order = {axis::c, axis::h, axis::w, axis::n};
-  static kokkos_layout make(const dims4& d) { return kokkos_layout(d.c, d.h, d.w, d.n); }
-  template <class V>
-  KOKKOS_FORCEINLINE_FUNCTION static typename V::reference_type at(const V& v, int n, int c,
-                                                                   int h, int w) {
-    return v(c, h, w, n);
-  }
-  KOKKOS_INLINE_FUNCTION static void storage_coords(std::size_t i, const dims4& d, int& n,
-                                                    int& c, int& h, int& w) {
-    detail::unflatten(i, d.c, d.h, d.w, d.n, c, h, w, n);
-  }
 };
 
 // Runtime-strided: the View is indexed in logical order and its strides encode any of the 24
