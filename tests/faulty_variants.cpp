@@ -9,32 +9,32 @@ namespace {
 // Off-by-one in the halo: the input window is shifted by one row and column.
 template <class In, class Wt, class Bias, class Out>
 struct halo_off_by_one {
-  In in; Wt wt; Bias bias; Out out; kcnn::conv2d_params p; kcnn::dims4 od;
+  In in; Wt wt; Bias bias; Out out; kcnn::conv2d_params p;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
     int n, k, oh, ow;
-    Out::layout_tag::storage_coords(i, od, n, k, oh, ow);
+    out.storage_coords(i, n, k, oh, ow);
     kcnn::conv2d_params q = p;
     q.pad = p.pad + 1;  // the bug
     out(n, k, oh, ow) = kcnn::detail::conv2d_direct_point(in, wt, bias, q, n, k, oh, ow);
   }
 };
 
-struct launch_halo_off_by_one {
+struct launch_halo_off_by_one : kcnn::bench::conv_launch_base {
   template <class Exec, class In, class Wt, class Bias, class Out>
   void operator()(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
                   const kcnn::conv2d_params& p) const {
     Kokkos::parallel_for("faulty_halo", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                         halo_off_by_one<In, Wt, Bias, Out>{in, wt, bias, out, p, p.output_dims()});
+                         halo_off_by_one<In, Wt, Bias, Out>{in, wt, bias, out, p});
   }
 };
 
 // Leaves the last stored output element unwritten (it stays NaN-poisoned).
-struct launch_unwritten {
+struct launch_unwritten : kcnn::bench::conv_launch_base {
   template <class Exec, class In, class Wt, class Bias, class Out>
   void operator()(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
                   const kcnn::conv2d_params& p) const {
-    kcnn::detail::conv2d_direct_coalesced_functor<In, Wt, Bias, Out> f{in, wt, bias, out, p,
-                                                                        p.output_dims()};
+    kcnn::detail::conv2d_direct_functor<kcnn::detail::mapping::coalesced, In, Wt, Bias, Out> f{
+        in, wt, bias, out, p};
     Kokkos::parallel_for("faulty_unwritten", Kokkos::RangePolicy<Exec>(exec, 0, out.size() - 1), f);
   }
 };

@@ -72,6 +72,6 @@ TEST(Conv2dParams, CheckNamesTheField) {
 
 TEST(Conv2dParams, BytesAndFlops) {
   const auto p = conv2d_params{2, 4, 5, 5, 6, 3, 3, 1, 1, 2};  // out 2x6x5x5, 2 channels per group
-  EXPECT_EQ(p.flops(), 2.0 * 6 * 5 * 5 * (2.0 * 2 * 3 * 3 + 1));
+  EXPECT_EQ(p.flops(), 2.0 * 2 * 6 * 5 * 5 * 2 * 3 * 3);  // 2 N K P Q C/g R S
   EXPECT_EQ(p.min_bytes(4), 4.0 * (2 * 4 * 5 * 5 + 6 * 2 * 3 * 3 + 6 + 2 * 6 * 5 * 5));
 }

@@ -36,16 +36,23 @@ TEST(SuiteLoader, AcceptsSmokeAndComputesShapes) {
   const auto s = load_suite(std::string(KCNN_SOURCE_DIR) + "/suites/smoke.csv");
   EXPECT_EQ(s.name, "smoke");
   ASSERT_GE(s.layers.size(), 4u);
-  bool stride2 = false, padded = false, grouped = false;
+  bool stride2 = false, padded = false, grouped = false, depthwise = false, fc = false;
   for (const auto& l : s.layers) {
-    EXPECT_EQ(l.op, "conv2d");
     EXPECT_GT(l.out.size(), 0u);
-    EXPECT_EQ(l.out.h, (l.h + 2 * l.pad - l.r) / l.stride + 1);
-    stride2 |= l.stride == 2;
-    padded |= l.pad > 0;
-    grouped |= l.groups == 2;
+    if (l.op == "conv2d") {
+      EXPECT_EQ(l.out.h, (l.h + 2 * l.pad - l.r) / l.stride + 1);
+      EXPECT_EQ(l.out.w, (l.w + 2 * l.pad - l.s) / l.stride + 1);
+      stride2 |= l.stride == 2;
+      padded |= l.pad > 0;
+      grouped |= l.groups == 2;
+      depthwise |= l.groups == l.c && l.c == l.k && l.c > 1;
+    } else {
+      ASSERT_EQ(l.op, "fc");
+      EXPECT_EQ(l.out, (kcnn::dims4{l.n, l.k, 1, 1}));
+      fc = true;
+    }
   }
-  EXPECT_TRUE(stride2 && padded && grouped);
+  EXPECT_TRUE(stride2 && padded && grouped && depthwise && fc);
 }
 
 TEST(SuiteLoader, CommentsRepeatAndOptionalColumns) {

@@ -57,6 +57,8 @@ class bench_case {
   virtual void run() = 0;
   // Compare the output with the host reference (called after a fence).
   virtual comparison validate() = 0;
+  // The output on the host in logical nchw order (for cross-checks between variants).
+  virtual std::vector<double> output() = 0;
   virtual case_cost cost() const = 0;
 };
 

@@ -45,10 +45,11 @@ struct conv2d_params {
            (double(input_dims().size()) + double(filter_dims().size()) + double(k) +
             double(output_dims().size()));
   }
-  // Two FLOPs per multiply-add plus one per output for the bias.
-  double flops() const {
-    return double(output_dims().size()) * (2.0 * double(c_per_group()) * r * s + 1.0);
-  }
+  // 2 N K P Q (C/groups) R S: two FLOPs per multiply-add (the bias add is not counted).
+  double flops() const { return 2.0 * double(output_dims().size()) * c_per_group() * r * s; }
+  double weight_count() const { return double(filter_dims().size()) + double(k); }
+  // True when a 1x1 convolution is a plain matrix product (no spatial window, no groups).
+  bool is_pointwise() const { return r == 1 && s == 1 && stride == 1 && pad == 0 && groups == 1; }
 };
 
 }  // namespace kcnn

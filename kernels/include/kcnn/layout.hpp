@@ -66,6 +66,9 @@ struct fixed_order {
   static constexpr bool runtime_strided = false;
   using kokkos_layout = Kokkos::LayoutRight;
   static constexpr std::array<axis, 4> order = {A0, A1, A2, A3};
+  // The same tensor walked deliberately against its memory order: the fastest physical axis
+  // becomes the slowest, so consecutive threads land a whole row (or more) apart.
+  using against = fixed_order<A3, A0, A1, A2>;
 
   // The coordinate of logical axis A among (n, c, h, w).
   template <axis A, class T>
@@ -92,6 +95,16 @@ struct fixed_order {
                                                                    int h, int w) {
     return v(pick<A0>(n, c, h, w), pick<A1>(n, c, h, w), pick<A2>(n, c, h, w),
              pick<A3>(n, c, h, w));
+  }
+  // Storage offset of logical (n, c, h, w) in a dense tensor of extents d (e.g. a scratch tile).
+  KOKKOS_FORCEINLINE_FUNCTION static std::size_t offset(const dims4& d, int n, int c, int h,
+                                                        int w) {
+    return ((std::size_t(pick<A0>(n, c, h, w)) * std::size_t(pick<A1>(d.n, d.c, d.h, d.w)) +
+             std::size_t(pick<A1>(n, c, h, w))) *
+                std::size_t(pick<A2>(d.n, d.c, d.h, d.w)) +
+            std::size_t(pick<A2>(n, c, h, w))) *
+               std::size_t(pick<A3>(d.n, d.c, d.h, d.w)) +
+           std::size_t(pick<A3>(n, c, h, w));
   }
   // Coalesced mapping: storage-order linear index i -> logical coordinates, so that
   // consecutive i are consecutive addresses.
@@ -142,6 +155,24 @@ struct strided {
   KOKKOS_FORCEINLINE_FUNCTION static typename V::reference_type at(const V& v, int n, int c,
                                                                    int h, int w) {
     return v(n, c, h, w);
+  }
+  // Storage-order decomposition with the order known only at run time (axis ids, slowest
+  // first).
+  KOKKOS_INLINE_FUNCTION static void storage_coords(std::size_t i, const dims4& d,
+                                                    const int* order, int& n, int& c, int& h,
+                                                    int& w) {
+    const int ext[4] = {d.n, d.c, d.h, d.w};
+    int x[4] = {0, 0, 0, 0};
+    for (int k = 3; k > 0; --k) {
+      const int a = order[k];
+      x[a] = int(i % std::size_t(ext[a]));
+      i /= std::size_t(ext[a]);
+    }
+    x[order[0]] = int(i);
+    n = x[0];
+    c = x[1];
+    h = x[2];
+    w = x[3];
   }
 };
 

@@ -26,20 +26,41 @@ class tensor4 {
   // Allocates without initialising: kcnn always fills or poisons a tensor before use.
   template <class L = Layout, std::enable_if_t<!L::runtime_strided, int> = 0>
   tensor4(const std::string& label, const dims4& d)
-      : view_(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), Layout::make(d)), dims_(d) {}
+      : view_(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), Layout::make(d)), dims_(d) {
+    set_order(Layout::order);
+  }
 
   // Runtime-strided tensors take their physical order (slowest first).
   template <class L = Layout, std::enable_if_t<L::runtime_strided, int> = 0>
   tensor4(const std::string& label, const dims4& d, const std::array<axis, 4>& order)
       : view_(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), Layout::make(d, order)),
-        dims_(d) {}
+        dims_(d) {
+    set_order(order);
+  }
 
   // Wraps an existing View (e.g. a user's own data, or a view with other memory traits).
-  tensor4(const view_type& v, const dims4& d) : view_(v), dims_(d) {}
+  // For the strided layout, `order` must be the physical order the View's strides encode.
+  tensor4(const view_type& v, const dims4& d,
+          const std::array<axis, 4>& order = {axis::n, axis::c, axis::h, axis::w})
+      : view_(v), dims_(d) {
+    if constexpr (Layout::runtime_strided) set_order(order);
+    else set_order(Layout::order);
+  }
 
   // Converting copy: adds const or memory traits (e.g. RandomAccess) to the same data.
   template <class U, class... P>
-  tensor4(const tensor4<U, Layout, P...>& o) : view_(o.view()), dims_(o.dims()) {}
+  tensor4(const tensor4<U, Layout, P...>& o) : view_(o.view()), dims_(o.dims()) {
+    for (int k = 0; k < 4; ++k) order_[k] = o.order()[k];
+  }
+
+  // Storage-order decomposition of a linear index (the coalesced thread mapping).
+  KOKKOS_FORCEINLINE_FUNCTION void storage_coords(std::size_t i, int& n, int& c, int& h,
+                                                  int& w) const {
+    if constexpr (Layout::runtime_strided) Layout::storage_coords(i, dims_, order_, n, c, h, w);
+    else Layout::storage_coords(i, dims_, n, c, h, w);
+  }
+  // Physical order, slowest first, as axis ids (0 = n, 1 = c, 2 = h, 3 = w).
+  KOKKOS_INLINE_FUNCTION const int* order() const { return order_; }
 
   KOKKOS_FORCEINLINE_FUNCTION reference_type operator()(int n, int c, int h, int w) const {
     return Layout::at(view_, n, c, h, w);
@@ -52,16 +73,22 @@ class tensor4 {
   std::string label() const { return view_.label(); }
 
  private:
+  void set_order(const std::array<axis, 4>& o) {
+    for (int k = 0; k < 4; ++k) order_[k] = int(o[k]);
+  }
   view_type view_;
   dims4 dims_;
+  int order_[4] = {0, 1, 2, 3};
 };
 
 // Host mirror with the same layout (no copy if the tensor is already host-accessible).
 template <class T, class Layout, class... P>
 auto create_mirror_view(const tensor4<T, Layout, P...>& t) {
   auto hv = Kokkos::create_mirror_view(t.view());
-  return tensor4<typename decltype(hv)::non_const_value_type, Layout, typename decltype(hv)::device_type>(
-      hv, t.dims());
+  std::array<axis, 4> order;
+  for (int k = 0; k < 4; ++k) order[k] = axis(t.order()[k]);
+  return tensor4<typename decltype(hv)::non_const_value_type, Layout,
+                 typename decltype(hv)::device_type>(hv, t.dims(), order);
 }
 
 template <class T1, class L, class... P1, class T2, class... P2>

@@ -51,18 +51,38 @@ KOKKOS_INLINE_FUNCTION float conv2d_direct_point(const In& in, const Wt& wt, con
   return acc;
 }
 
-template <class In, class Wt, class Bias, class Out>
-struct conv2d_direct_coalesced_functor {
+// Thread mappings of the one-thread-per-output kernels.
+namespace mapping {
+// Consecutive threads take consecutive output addresses (the layout's fastest dimension).
+struct coalesced {
+  template <class Out>
+  KOKKOS_FORCEINLINE_FUNCTION static void coords(const Out& out, std::size_t i, int& n, int& k,
+                                                 int& oh, int& ow) {
+    out.storage_coords(i, n, k, oh, ow);
+  }
+};
+// The same outputs walked against the memory order: consecutive threads are a row or more
+// apart, so neither their loads nor their stores coalesce.
+struct against_layout {
+  template <class Out>
+  KOKKOS_FORCEINLINE_FUNCTION static void coords(const Out& out, std::size_t i, int& n, int& k,
+                                                 int& oh, int& ow) {
+    Out::layout_tag::against::storage_coords(i, out.dims(), n, k, oh, ow);
+  }
+};
+}  // namespace mapping
+
+template <class Mapping, class In, class Wt, class Bias, class Out>
+struct conv2d_direct_functor {
   In in;
   Wt wt;
   Bias bias;
   Out out;
   conv2d_params p;
-  dims4 od;
 
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
     int n, k, oh, ow;
-    Out::layout_tag::storage_coords(i, od, n, k, oh, ow);
+    Mapping::coords(out, i, n, k, oh, ow);
     out(n, k, oh, ow) = conv2d_direct_point(in, wt, bias, p, n, k, oh, ow);
   }
 };
@@ -70,20 +90,32 @@ struct conv2d_direct_coalesced_functor {
 }  // namespace detail
 
 namespace variant {
-// Tag selecting the direct, global-memory, coalesced conv2d.
+// Direct conv2d in global memory, one thread per output, coalesced along the output layout.
+// Works on every layout, including the runtime-strided one.
 struct direct_coalesced {};
+// The same, with the thread mapping deliberately against the layout.
+struct direct_strided {};
 }  // namespace variant
 
 // out = conv2d(in, wt) + bias. in, wt and out share a layout tag; wt is (k, c/groups, r, s).
+// Inputs may be const and carry memory traits (e.g. RandomAccess for the read-only path).
 template <class Exec, class In, class Wt, class Bias, class Out>
 void conv2d(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
             const conv2d_params& p, variant::direct_coalesced) {
-  static_assert(!Out::layout_tag::runtime_strided,
-                "direct_coalesced needs a compile-time layout");
-  detail::conv2d_direct_coalesced_functor<In, Wt, Bias, Out> f{in, wt, bias, out, p,
-                                                               p.output_dims()};
-  Kokkos::parallel_for("kcnn::conv2d_direct_coalesced",
-                       Kokkos::RangePolicy<Exec>(exec, 0, out.size()), f);
+  Kokkos::parallel_for(
+      "kcnn::conv2d_direct_coalesced", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+      detail::conv2d_direct_functor<detail::mapping::coalesced, In, Wt, Bias, Out>{in, wt, bias,
+                                                                                   out, p});
+}
+
+template <class Exec, class In, class Wt, class Bias, class Out>
+void conv2d(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
+            const conv2d_params& p, variant::direct_strided) {
+  static_assert(!Out::layout_tag::runtime_strided, "direct_strided needs a compile-time layout");
+  Kokkos::parallel_for(
+      "kcnn::conv2d_direct_strided", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+      detail::conv2d_direct_functor<detail::mapping::against_layout, In, Wt, Bias, Out>{
+          in, wt, bias, out, p});
 }
 
 }  // namespace kcnn

@@ -1,0 +1,13 @@
+// conv2d / {nchw,nhwc,chwn} / global / coalesced / direct: one thread per output element
+// along the layout's fastest dimension (w, k, or n: cuda-convnet's thread per image).
+#include "conv2d_case.hpp"
+
+#include <kcnn/conv2d/direct_global.hpp>
+
+namespace {
+const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
+  using namespace kcnn::layout;
+  using launch = kcnn::bench::conv2d_tag_launch<kcnn::variant::direct_coalesced>;
+  kcnn::bench::register_conv2d<launch, nchw, nhwc, chwn>(r, "global", "coalesced", "direct");
+});
+}  // namespace

@@ -1,0 +1,20 @@
+// conv2d / {nchw,nhwc,chwn} / constant / coalesced / direct: weights and bias by value in the
+// functor, launched with HintHeavyWeight (CUDA constant memory). Only for layers whose
+// weights fit the compile-time capacity.
+#include "conv2d_case.hpp"
+
+#include <kcnn/conv2d/direct_constant.hpp>
+
+namespace {
+struct launch : kcnn::bench::constant_weights_launch {
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void operator()(const Exec& e, const In& in, const Wt&, const Bias&, const Out& out,
+                  const kcnn::conv2d_params& p) const {
+    kcnn::conv2d(e, in, *f, out, p, kcnn::variant::direct_constant{});
+  }
+};
+const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
+  using namespace kcnn::layout;
+  kcnn::bench::register_conv2d<launch, nchw, nhwc, chwn>(r, "constant", "coalesced", "direct");
+});
+}  // namespace

@@ -1,0 +1,90 @@
+#pragma once
+// conv2d, direct algorithm, register tiling over filters: each thread computes KT output
+// channels of one output pixel, so every input value it loads is reused KT times from a
+// register (the outputs' accumulators live in registers too). Threads run along the output
+// layout's storage order with k counted in blocks of KT.
+#include <kcnn/conv2d_params.hpp>
+#include <kcnn/layout.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace kcnn {
+
+namespace detail {
+
+template <int KT, class In, class Wt, class Bias, class Out>
+struct conv2d_regtile_k_functor {
+  In in;
+  Wt wt;
+  Bias bias;
+  Out out;
+  conv2d_params p;
+  dims4 grid;    // (n, k blocks over all groups, p, q)
+  int kblocks;   // k blocks per group
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    int n, kbi, oh, ow;
+    Out::layout_tag::storage_coords(i, grid, n, kbi, oh, ow);
+    const int g = kbi / kblocks, kpg = p.k_per_group(), cpg = p.c_per_group();
+    const int k0 = g * kpg + (kbi % kblocks) * KT;
+    const int kn = (k0 + KT <= (g + 1) * kpg) ? KT : (g + 1) * kpg - k0;
+    const int c0 = g * cpg;
+    const int ih0 = oh * p.stride - p.pad, iw0 = ow * p.stride - p.pad;
+    float acc[KT];
+    for (int j = 0; j < KT; ++j) acc[j] = (j < kn) ? bias(k0 + j) : 0.0f;
+    auto tap = [&](int c, int r, int s, int ih, int iw) {
+      const float v = in(n, c0 + c, ih, iw);
+      for (int j = 0; j < KT; ++j)
+        if (j < kn) acc[j] += v * wt(k0 + j, c, r, s);
+    };
+    if constexpr (std::is_same_v<typename In::layout_tag, layout::nhwc>) {
+      for (int r = 0; r < p.r; ++r) {
+        const int ih = ih0 + r;
+        if (ih < 0 || ih >= p.h) continue;
+        for (int s = 0; s < p.s; ++s) {
+          const int iw = iw0 + s;
+          if (iw < 0 || iw >= p.w) continue;
+          for (int c = 0; c < cpg; ++c) tap(c, r, s, ih, iw);
+        }
+      }
+    } else {
+      for (int c = 0; c < cpg; ++c)
+        for (int r = 0; r < p.r; ++r) {
+          const int ih = ih0 + r;
+          if (ih < 0 || ih >= p.h) continue;
+          for (int s = 0; s < p.s; ++s) {
+            const int iw = iw0 + s;
+            if (iw < 0 || iw >= p.w) continue;
+            tap(c, r, s, ih, iw);
+          }
+        }
+    }
+    for (int j = 0; j < kn; ++j) out(n, k0 + j, oh, ow) = acc[j];
+  }
+};
+
+}  // namespace detail
+
+namespace variant {
+// KT output channels per thread, reusing each input load KT times from registers.
+template <int KT>
+struct direct_regtile_k {
+  static_assert(KT >= 1 && KT <= 32, "register tile must be 1..32");
+  static constexpr int factor = KT;
+};
+}  // namespace variant
+
+template <class Exec, class In, class Wt, class Bias, class Out, int KT>
+void conv2d(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
+            const conv2d_params& p, variant::direct_regtile_k<KT>) {
+  static_assert(!Out::layout_tag::runtime_strided, "regtile needs a compile-time layout");
+  const int kblocks = (p.k_per_group() + KT - 1) / KT;
+  const dims4 grid{p.n, kblocks * p.groups, p.p(), p.q()};
+  Kokkos::parallel_for("kcnn::conv2d_direct_regtile_k", Kokkos::RangePolicy<Exec>(exec, 0, grid.size()),
+                       detail::conv2d_regtile_k_functor<KT, In, Wt, Bias, Out>{in, wt, bias, out, p,
+                                                                               grid, kblocks});
+}
+
+}  // namespace kcnn

@@ -1,0 +1,77 @@
+#pragma once
+// A 1x1, stride-1, unpadded, ungrouped conv2d is a matrix product with no lowering at all,
+// when the layout keeps the pixels of all images in one matrix dimension:
+//   nhwc: out(NHW x K) = in(NHW x C) * W(K x C)^T      (W stored KRSC = K x C)
+//   chwn: out(K x HWN) = W(C x K)^T * in(C x HWN)      (W stored CRSK = C x K)
+//   nchw: only for N = 1: out(K x HW) = W(K x C) * in(C x HW); for N > 1 the images are
+//         interleaved between channels and the layer is N separate products.
+// The bias is broadcast into the output first and the product accumulates onto it (beta = 1).
+#include <kcnn/conv2d_params.hpp>
+#include <kcnn/layout.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <type_traits>
+
+namespace kcnn {
+
+namespace variant {
+struct gemm_pointwise {};
+}  // namespace variant
+
+// Empty if the layer is a single GEMM in this layout, otherwise why not.
+template <class Layout>
+std::string gemm_pointwise_unsupported(const conv2d_params& p) {
+  if (!p.is_pointwise()) return "not a 1x1, stride-1, unpadded, ungrouped convolution";
+  if constexpr (std::is_same_v<Layout, layout::nchw>) {
+    if (p.n != 1) return "nchw interleaves images between channels: N > 1 is N separate GEMMs";
+  }
+  if constexpr (Layout::runtime_strided) return "needs a compile-time layout";
+  return {};
+}
+
+namespace detail {
+template <class Bias, class Out>
+struct broadcast_bias {
+  Bias bias;
+  Out out;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    int n, k, h, w;
+    out.storage_coords(i, n, k, h, w);
+    out(n, k, h, w) = bias(k);
+  }
+};
+}  // namespace detail
+
+template <class Exec, class In, class Wt, class Bias, class Out>
+void conv2d(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
+            const conv2d_params& p, variant::gemm_pointwise) {
+  using L = typename Out::layout_tag;
+  using mem = typename Out::memory_space;
+  using cmat = Kokkos::View<const float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
+  using mat = Kokkos::View<float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
+  Kokkos::parallel_for("kcnn::conv2d_gemm_bias", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                       detail::broadcast_bias<Bias, Out>{bias, out});
+  const int hw = p.h * p.w;
+  if constexpr (std::is_same_v<L, layout::nhwc>) {
+    cmat a(in.view().data(), std::size_t(p.n) * hw, p.c);
+    cmat w(wt.view().data(), p.k, p.c);
+    mat c(out.view().data(), std::size_t(p.n) * hw, p.k);
+    KokkosBlas::gemm("N", "T", 1.0f, a, w, 1.0f, c);
+  } else if constexpr (std::is_same_v<L, layout::chwn>) {
+    cmat a(in.view().data(), p.c, std::size_t(hw) * p.n);
+    cmat w(wt.view().data(), p.c, p.k);
+    mat c(out.view().data(), p.k, std::size_t(hw) * p.n);
+    KokkosBlas::gemm("T", "N", 1.0f, w, a, 1.0f, c);
+  } else {
+    static_assert(std::is_same_v<L, layout::nchw>, "gemm_pointwise: nchw, nhwc or chwn");
+    cmat a(in.view().data(), p.c, hw);
+    cmat w(wt.view().data(), p.k, p.c);
+    mat c(out.view().data(), p.k, hw);
+    KokkosBlas::gemm("N", "N", 1.0f, w, a, 1.0f, c);
+  }
+}
+
+}  // namespace kcnn

@@ -1,0 +1,113 @@
+#pragma once
+// conv2d as explicit lowering + GEMM (Caffe's algorithm), with Kokkos Kernels' gemm.
+//
+// Per group g: col = im2col(in) of shape (C/g * R * S, N * P * Q); omat = W_g * col with W_g
+// the group's filters as a (K/g, C/g * R * S) matrix; then out = omat + bias, scattered into the
+// output layout. Weights are packed into matrix form once (prepare), outside the timed run.
+// The workspace (col, omat and the packed weights) is what this algorithm costs in memory.
+#include <kcnn/conv2d_params.hpp>
+#include <kcnn/tensor.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
+#include <Kokkos_Core.hpp>
+
+namespace kcnn {
+
+template <class Exec, class MemSpace = typename Exec::memory_space>
+class conv2d_im2col_gemm {
+ public:
+  using matrix = Kokkos::View<float**, Kokkos::LayoutRight, MemSpace>;
+
+  // Allocates the workspace and packs the weights (wt: (k, c/groups, r, s), any layout).
+  template <class Wt>
+  void prepare(const Exec& exec, const conv2d_params& p, const Wt& wt) {
+    p_ = p;
+    crs_ = p.c_per_group() * p.r * p.s;
+    npq_ = p.n * p.p() * p.q();
+    col_ = matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::im2col.col"), crs_, npq_);
+    omat_ = matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::im2col.omat"),
+                   p.k_per_group(), npq_);
+    wmat_ = matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::im2col.wmat"), p.k, crs_);
+    Kokkos::parallel_for("kcnn::im2col_pack_weights",
+                         Kokkos::RangePolicy<Exec>(exec, 0, std::size_t(p.k) * crs_),
+                         pack<Wt>{wt, wmat_, p});
+  }
+
+  double workspace_bytes() const {
+    return double(col_.span() + omat_.span() + wmat_.span()) * sizeof(float);
+  }
+  static double workspace_bytes(const conv2d_params& p) {
+    const double crs = double(p.c_per_group()) * p.r * p.s, npq = double(p.n) * p.p() * p.q();
+    return (crs * npq + double(p.k_per_group()) * npq + double(p.k) * crs) * sizeof(float);
+  }
+
+  template <class In, class Bias, class Out>
+  void operator()(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
+    for (int g = 0; g < p_.groups; ++g) {
+      Kokkos::parallel_for("kcnn::im2col", Kokkos::RangePolicy<Exec>(exec, 0, std::size_t(crs_) * npq_),
+                           lower<In>{in, col_, p_, g});
+      const int kpg = p_.k_per_group();
+      auto w_g = Kokkos::subview(wmat_, Kokkos::make_pair(g * kpg, (g + 1) * kpg), Kokkos::ALL());
+      KokkosBlas::gemm("N", "N", 1.0f, w_g, col_, 0.0f, omat_);
+      Kokkos::parallel_for("kcnn::im2col_scatter",
+                           Kokkos::RangePolicy<Exec>(exec, 0, std::size_t(p_.n) * kpg * p_.p() * p_.q()),
+                           scatter<Bias, Out>{bias, out, omat_, p_, g});
+    }
+  }
+
+  // The kernels' functors are public: CUDA cannot instantiate kernels on private nested types.
+  template <class Wt>
+  struct pack {
+    Wt wt;
+    matrix wmat;
+    conv2d_params p;
+    KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+      const int crs = p.c_per_group() * p.r * p.s;
+      const int k = int(i / crs), j = int(i % crs);
+      const int c = j / (p.r * p.s), r = (j / p.s) % p.r, s = j % p.s;
+      wmat(k, j) = wt(k, c, r, s);
+    }
+  };
+  // col(row = (c, r, s), column = (n, oh, ow)); consecutive threads write consecutive columns.
+  template <class In>
+  struct lower {
+    In in;
+    matrix col;
+    conv2d_params p;
+    int g;
+    KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+      const std::size_t npq = col.extent(1);
+      const int row = int(i / npq), column = int(i % npq);
+      const int c = row / (p.r * p.s), r = (row / p.s) % p.r, s = row % p.s;
+      const int P = p.p(), Q = p.q();
+      const int n = column / (P * Q), oh = (column / Q) % P, ow = column % Q;
+      const int ih = oh * p.stride - p.pad + r, iw = ow * p.stride - p.pad + s;
+      col(row, column) = (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w)
+                             ? float(in(n, g * p.c_per_group() + c, ih, iw))
+                             : 0.0f;
+    }
+  };
+  // out(n, g*kpg + kk, oh, ow) = omat(kk, (n, oh, ow)) + bias, along the output's storage order.
+  template <class Bias, class Out>
+  struct scatter {
+    Bias bias;
+    Out out;
+    matrix omat;
+    conv2d_params p;
+    int g;
+    KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+      const int kpg = p.k_per_group(), P = p.p(), Q = p.q();
+      int n, kk, oh, ow;
+      Out::layout_tag::storage_coords(i, dims4{p.n, kpg, P, Q}, n, kk, oh, ow);
+      const int k = g * kpg + kk;
+      out(n, k, oh, ow) = omat(kk, (n * P + oh) * Q + ow) + bias(k);
+    }
+  };
+
+ private:
+  conv2d_params p_;
+  int crs_ = 0, npq_ = 0;
+  matrix col_, omat_, wmat_;
+};
+
+}  // namespace kcnn

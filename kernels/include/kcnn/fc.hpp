@@ -1,0 +1,212 @@
+#pragma once
+// Fully connected layer: out(n, k) = sum over features f = (c, h, w) of in(n, c, h, w) *
+// wt(k, c, h, w) + bias(k). It is a convolution whose window covers the whole input, so its
+// shape is a conv2d_params with r = h, s = w, stride 1, no padding, one group, and output
+// (n, k, 1, 1); the conv2d reference validates it. Weights share the input's layout tag, i.e.
+// they are stored in the same feature order as the input (KCHW, KHWC or CHWK).
+#include <kcnn/conv2d/direct_constant.hpp>
+#include <kcnn/conv2d/gemm_pointwise.hpp>
+#include <kcnn/conv2d_params.hpp>
+#include <kcnn/layout.hpp>
+#include <kcnn/team.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <type_traits>
+
+namespace kcnn {
+
+inline conv2d_params fc_params(int n, int c, int h, int w, int k) {
+  conv2d_params p;
+  p.n = n; p.c = c; p.h = h; p.w = w; p.k = k; p.r = h; p.s = w;
+  p.stride = 1; p.pad = 0; p.groups = 1;
+  return p;
+}
+
+namespace detail {
+
+// Walks the features of one image in the input layout's storage order (contiguous in nchw and
+// nhwc, n-strided in chwn).
+template <class Layout>
+KOKKOS_FORCEINLINE_FUNCTION void feature_coords(int f, const conv2d_params& p, int& c, int& h,
+                                                int& w) {
+  int n0;
+  Layout::storage_coords(std::size_t(f), dims4{1, p.c, p.h, p.w}, n0, c, h, w);
+}
+
+template <class In, class Wt, class Bias, class Out>
+struct fc_direct_functor {
+  In in;
+  Wt wt;
+  Bias bias;
+  Out out;
+  conv2d_params p;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    int n, k, z0, z1;
+    out.storage_coords(i, n, k, z0, z1);
+    const int features = p.c * p.h * p.w;
+    float acc = bias(k);
+    for (int f = 0; f < features; ++f) {
+      int c, h, w;
+      feature_coords<typename In::layout_tag>(f, p, c, h, w);
+      acc += in(n, c, h, w) * wt(k, c, h, w);
+    }
+    out(n, k, 0, 0) = acc;
+  }
+};
+
+template <int Capacity, class In, class Out>
+struct fc_constant_functor {
+  In in;
+  Out out;
+  conv2d_params p;
+  constant_filter<Capacity> f;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    int n, k, z0, z1;
+    out.storage_coords(i, n, k, z0, z1);
+    const int features = p.c * p.h * p.w;
+    float acc = f.bias(k);
+    for (int j = 0; j < features; ++j) {
+      int c, h, w;
+      feature_coords<typename In::layout_tag>(j, p, c, h, w);
+      acc += in(n, c, h, w) * f.weight(p, k, c, h, w);
+    }
+    out(n, k, 0, 0) = acc;
+  }
+};
+
+// A team owns nb images x kb outputs; it streams the features in chunks of fb through scratch
+// (inputs nb x fb and weights kb x fb, both loaded along the feature storage order), and each
+// thread accumulates its outputs in scratch.
+template <class Exec, class In, class Wt, class Bias, class Out>
+struct fc_tiled_scratch_functor {
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using scratch = Kokkos::View<float*, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  In in;
+  Wt wt;
+  Bias bias;
+  Out out;
+  conv2d_params p;
+  int nb, kb, fb, kblocks;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
+    const int n0 = (m.league_rank() / kblocks) * nb, k0 = (m.league_rank() % kblocks) * kb;
+    const int features = p.c * p.h * p.w;
+    scratch s_in(m.team_scratch(0), std::size_t(nb) * fb);
+    scratch s_wt(m.team_scratch(0), std::size_t(kb) * fb);
+    scratch s_acc(m.team_scratch(0), std::size_t(nb) * kb);
+    using in_layout = typename In::layout_tag;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nb * kb), [&](const int i) { s_acc(i) = 0.0f; });
+    for (int f0 = 0; f0 < features; f0 += fb) {
+      const int fn = (features - f0 < fb) ? features - f0 : fb;
+      m.team_barrier();
+      // chwn keeps images contiguous: walk the input tile image-fastest there.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nb * fb), [&](const int i) {
+        int j, f;
+        if constexpr (std::is_same_v<in_layout, layout::chwn>) { j = i % nb; f = i / nb; }
+        else { f = i % fb; j = i / fb; }
+        const int n = n0 + j;
+        int c, h, w;
+        feature_coords<in_layout>(f0 + f, p, c, h, w);
+        s_in(j * fb + f) = (n < p.n && f < fn) ? float(in(n, c, h, w)) : 0.0f;
+      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, kb * fb), [&](const int i) {
+        int kk, f;
+        if constexpr (std::is_same_v<in_layout, layout::chwn>) { kk = i % kb; f = i / kb; }
+        else { f = i % fb; kk = i / fb; }
+        const int k = k0 + kk;
+        int c, h, w;
+        feature_coords<in_layout>(f0 + f, p, c, h, w);
+        s_wt(kk * fb + f) = (k < p.k && f < fn) ? float(wt(k, c, h, w)) : 0.0f;
+      });
+      m.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nb * kb), [&](const int i) {
+        const int j = i % nb, kk = i / nb;
+        float acc = 0.0f;
+        for (int f = 0; f < fn; ++f) acc += s_in(j * fb + f) * s_wt(kk * fb + f);
+        s_acc(i) += acc;
+      });
+    }
+    m.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nb * kb), [&](const int i) {
+      const int j = i % nb, kk = i / nb, n = n0 + j, k = k0 + kk;
+      if (n < p.n && k < p.k) out(n, k, 0, 0) = s_acc(i) + bias(k);
+    });
+  }
+};
+
+}  // namespace detail
+
+namespace variant {
+struct fc_direct_coalesced {};
+struct fc_direct_tiled_scratch {};
+struct fc_gemm {};
+}  // namespace variant
+
+template <class Exec, class In, class Wt, class Bias, class Out>
+void fc(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
+        const conv2d_params& p, variant::fc_direct_coalesced) {
+  Kokkos::parallel_for("kcnn::fc_direct_coalesced", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                       detail::fc_direct_functor<In, Wt, Bias, Out>{in, wt, bias, out, p});
+}
+
+template <class Exec, class In, class Out, int Capacity>
+void fc(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
+        const conv2d_params& p, variant::direct_constant) {
+  using functor = detail::fc_constant_functor<Capacity, In, Out>;
+  static_assert(sizeof(functor) < 32768, "constant functor must stay under 32 KiB");
+  const auto policy = Kokkos::Experimental::require(
+      Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+      Kokkos::Experimental::WorkItemProperty::HintHeavyWeight);
+  Kokkos::parallel_for("kcnn::fc_direct_constant", policy, functor{in, out, p, f});
+}
+
+template <class Exec, class In, class Wt, class Bias, class Out>
+void fc(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
+        const conv2d_params& p, variant::fc_direct_tiled_scratch) {
+  using functor = detail::fc_tiled_scratch_functor<Exec, In, Wt, Bias, Out>;
+  const int nb = std::min(p.n, 16), kb = std::min(p.k, 16);
+  const int features = p.c * p.h * p.w;
+  const std::size_t budget = (scratch_limit<Exec>(0) - 3 * 128) / sizeof(float);
+  const std::size_t per_f = std::size_t(nb) + std::size_t(kb);
+  const int fb = int(std::min<std::size_t>(std::size_t(features),
+                                           std::min<std::size_t>(1024, (budget - nb * kb) / per_f)));
+  const int kblocks = (p.k + kb - 1) / kb, nblocks = (p.n + nb - 1) / nb;
+  const std::size_t bytes = functor::scratch::shmem_size(std::size_t(nb) * fb) +
+                            functor::scratch::shmem_size(std::size_t(kb) * fb) +
+                            functor::scratch::shmem_size(std::size_t(nb) * kb);
+  functor f{in, wt, bias, out, p, nb, kb, fb, kblocks};
+  Kokkos::parallel_for("kcnn::fc_direct_tiled_scratch",
+                       make_team_policy(exec, nblocks * kblocks, bytes, f, 256), f);
+}
+
+// The library path: one KokkosBlas::gemm over the tensors' own storage.
+//   nchw: out(N x K) = in(N x CHW) * W(K x CHW)^T;  nhwc: the same with HWC features;
+//   chwn: out(K x N) = Wt(CHW x K)^T * in(CHW x N).
+template <class Exec, class In, class Wt, class Bias, class Out>
+void fc(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
+        const conv2d_params& p, variant::fc_gemm) {
+  using L = typename Out::layout_tag;
+  static_assert(!L::runtime_strided, "fc gemm needs a compile-time layout");
+  using mem = typename Out::memory_space;
+  using cmat = Kokkos::View<const float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
+  using mat = Kokkos::View<float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
+  Kokkos::parallel_for("kcnn::fc_gemm_bias", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                       detail::broadcast_bias<Bias, Out>{bias, out});
+  const int features = p.c * p.h * p.w;
+  if constexpr (std::is_same_v<L, layout::chwn>) {
+    cmat a(in.view().data(), features, p.n);
+    cmat w(wt.view().data(), features, p.k);
+    mat c(out.view().data(), p.k, p.n);
+    KokkosBlas::gemm("T", "N", 1.0f, w, a, 1.0f, c);
+  } else {
+    cmat a(in.view().data(), p.n, features);
+    cmat w(wt.view().data(), p.k, features);
+    mat c(out.view().data(), p.n, p.k);
+    KokkosBlas::gemm("N", "T", 1.0f, a, w, 1.0f, c);
+  }
+}
+
+}  // namespace kcnn

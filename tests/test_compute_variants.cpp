@@ -1,0 +1,100 @@
+// Every registered conv2d and fc variant, in every layout it registers, against the host
+// reference on representative layer shapes, and against each other.
+#include "registry.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace kcnn::bench;
+
+namespace {
+
+layer_spec spec(const std::string& name, const std::string& op, int n, int c, int h, int w, int k,
+                int r, int s, int stride, int pad, int groups) {
+  layer_spec l;
+  l.network = "test";
+  l.layer = name;
+  l.op = op;
+  l.n = n; l.c = c; l.h = h; l.w = w; l.k = k; l.r = r; l.s = s;
+  l.stride = stride; l.pad = pad; l.groups = groups;
+  const op_info* oi = registry::instance().find_op(op);
+  EXPECT_NE(oi, nullptr);
+  EXPECT_FALSE(oi->check(l)) << name;
+  l.out = oi->output(l);
+  return l;
+}
+
+double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += a[i] * a[i];
+  }
+  return std::sqrt(num / den);
+}
+
+// Runs every applicable variant of spec.op on spec; returns how many ran.
+int check_all_variants(const layer_spec& l) {
+  std::vector<double> first;
+  std::string first_key;
+  int ran = 0;
+  for (const auto& v : registry::instance().variants()) {
+    if (v.op != l.op || v.variant.rfind("faulty_", 0) == 0) continue;
+    const std::string key = case_key(v, l);
+    if (v.unsupported && !v.unsupported(l).empty()) continue;
+    auto c = v.make(l);
+    c->setup(1234);
+    c->run();
+    Kokkos::fence();
+    const auto cmp = c->validate();
+    EXPECT_TRUE(cmp.passed) << key << ": " << cmp.message;
+    EXPECT_LT(cmp.rel_l2, 1e-5) << key;
+    const auto out = c->output();
+    EXPECT_EQ(out.size(), l.out.size()) << key;
+    if (first.empty()) {
+      first = out;
+      first_key = key;
+    } else {
+      EXPECT_LT(rel_diff(first, out), 1e-5) << key << " disagrees with " << first_key;
+    }
+    // A second run on the same buffers gives the same answer (no state left behind).
+    c->run();
+    Kokkos::fence();
+    EXPECT_LT(rel_diff(out, c->output()), 1e-6) << key << " is not repeatable";
+    ++ran;
+  }
+  return ran;
+}
+
+}  // namespace
+
+TEST(ComputeVariants, Conv2dLeNetConv2) {
+  EXPECT_GE(check_all_variants(spec("lenet_conv2", "conv2d", 2, 20, 12, 12, 50, 5, 5, 1, 0, 1)), 24);
+}
+TEST(ComputeVariants, Conv2dAlexNetConv2Grouped) {
+  EXPECT_GE(check_all_variants(spec("alexnet_conv2", "conv2d", 1, 16, 13, 13, 32, 5, 5, 1, 2, 2)), 24);
+}
+TEST(ComputeVariants, Conv2dStride2Padded) {
+  EXPECT_GE(check_all_variants(spec("s2p1", "conv2d", 3, 8, 15, 15, 12, 3, 3, 2, 1, 1)), 24);
+}
+TEST(ComputeVariants, Conv2dDepthwise) {
+  EXPECT_GE(check_all_variants(spec("dw", "conv2d", 2, 16, 10, 10, 16, 3, 3, 1, 1, 16)), 24);
+}
+TEST(ComputeVariants, Conv2dPointwiseIncludingGemm) {
+  // n = 2: gemm_kk in nhwc and chwn; n = 1: also in nchw.
+  EXPECT_GE(check_all_variants(spec("pw", "conv2d", 2, 32, 7, 7, 24, 1, 1, 1, 0, 1)), 26);
+  EXPECT_GE(check_all_variants(spec("pw1", "conv2d", 1, 32, 7, 7, 24, 1, 1, 1, 0, 1)), 27);
+}
+TEST(ComputeVariants, Conv2dLargeWindowStride4) {
+  // AlexNet conv1-like: 11x11 window, stride 4 (the tiled variant's halo is largest here).
+  EXPECT_GE(check_all_variants(spec("alexnet_conv1", "conv2d", 1, 3, 35, 35, 8, 11, 11, 4, 0, 1)), 24);
+}
+TEST(ComputeVariants, FcSmallAndLeNetIp1) {
+  EXPECT_EQ(check_all_variants(spec("fc_small", "fc", 3, 8, 2, 2, 10, 0, 0, 1, 0, 1)), 12);
+  // 800 -> 100: too large for constant memory, 9 variants.
+  EXPECT_EQ(check_all_variants(spec("lenet_ip1", "fc", 5, 50, 4, 4, 100, 0, 0, 1, 0, 1)), 9);
+}
