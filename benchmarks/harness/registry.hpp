@@ -59,6 +59,8 @@ class bench_case {
   virtual comparison validate() = 0;
   // The output on the host in logical nchw order (for cross-checks between variants).
   virtual std::vector<double> output() = 0;
+  // False when running twice changes the result (in-place ops applied to their own output).
+  virtual bool idempotent() const { return true; }
   virtual case_cost cost() const = 0;
 };
 

@@ -33,6 +33,42 @@ KOKKOS_INLINE_FUNCTION T fmax(T a, T b) {
 }
 
 template <class T>
+KOKKOS_INLINE_FUNCTION T exp(T x) {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::exp(x);
+#else
+  return Kokkos::Experimental::exp(x);
+#endif
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T tanh(T x) {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::tanh(x);
+#else
+  return Kokkos::Experimental::tanh(x);
+#endif
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T sqrt(T x) {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::sqrt(x);
+#else
+  return Kokkos::Experimental::sqrt(x);
+#endif
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T pow(T x, T y) {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::pow(x, y);
+#else
+  return Kokkos::Experimental::pow(x, y);
+#endif
+}
+
+template <class T>
 KOKKOS_INLINE_FUNCTION bool isnan(T x) {
 #if KOKKOS_VERSION >= 40000
   return Kokkos::isnan(x);

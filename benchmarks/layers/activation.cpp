@@ -1,0 +1,59 @@
+// Activations relu, leaky_relu (params: alpha, default 0.01), sigmoid, tanh, elu (alpha,
+// default 1): naive (out of place) and in_place, one thread per element in storage order.
+#include "tensor_case.hpp"
+
+#include <kcnn/activation.hpp>
+#include <kcnn/reference/layers.hpp>
+
+namespace {
+using namespace kcnn;
+using namespace kcnn::bench;
+
+struct act_params {
+  dims4 d;
+  activation_params a;
+};
+
+template <activation_kind Kind, bool InPlace>
+struct act_kernel : layer_kernel_base {
+  using params = act_params;
+  static constexpr bool in_place = InPlace;
+  static params from_spec(const layer_spec& s) {
+    params p;
+    p.d = {s.n, s.c, s.h, s.w};
+    p.a.kind = Kind;
+    p.a.alpha = float(param_or(s, "alpha", Kind == activation_kind::elu ? 1.0 : 0.01));
+    return p;
+  }
+  static std::vector<dims4> inputs(const params& p) { return {p.d}; }
+  static dims4 output(const params& p) { return p.d; }
+  static double tolerance(const params&) { return Kind == activation_kind::relu ? 0.0 : 1e-5; }
+  static double bytes(const params& p) { return 8.0 * double(p.d.size()); }
+  static double flops(const params& p) { return p.a.flops_per_element() * double(p.d.size()); }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec& e, const Ins& ins, const Vecs&, const Out& out, const params& p) const {
+    activation(e, ins[0], out, p.a);
+  }
+  template <class HIns, class HVecs>
+  static std::vector<double> reference(const params& p, const HIns& ins, const HVecs&) {
+    return reference::activation(p.a, p.d, ins[0]);
+  }
+};
+
+template <activation_kind Kind>
+void register_activation(registry& r) {
+  const std::string op = activation_name(Kind);
+  r.add_op({op, check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+  const double tol = Kind == activation_kind::relu ? 0.0 : 1e-5;
+  register_layer_all_layouts<act_kernel<Kind, false>>(r, op, "global", "coalesced", "naive", "", tol);
+  register_layer_all_layouts<act_kernel<Kind, true>>(r, op, "global", "coalesced", "in_place", "", tol);
+}
+
+const registrar reg([](registry& r) {
+  register_activation<activation_kind::relu>(r);
+  register_activation<activation_kind::leaky_relu>(r);
+  register_activation<activation_kind::sigmoid>(r);
+  register_activation<activation_kind::tanh>(r);
+  register_activation<activation_kind::elu>(r);
+});
+}  // namespace

@@ -1,0 +1,35 @@
+// add: residual sum of two tensors of the same shape, one thread per element.
+#include "tensor_case.hpp"
+
+#include <kcnn/eltwise.hpp>
+#include <kcnn/reference/layers.hpp>
+
+namespace {
+using namespace kcnn;
+using namespace kcnn::bench;
+
+struct add_kernel : layer_kernel_base {
+  using params = dims4;
+  static params from_spec(const layer_spec& s) { return {s.n, s.c, s.h, s.w}; }
+  static std::vector<dims4> inputs(const params& d) { return {d, d}; }
+  static dims4 output(const params& d) { return d; }
+  static double tolerance(const params&) { return 1e-5; }
+  static double bytes(const params& d) { return 12.0 * double(d.size()); }
+  static double flops(const params& d) { return double(d.size()); }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec& e, const Ins& ins, const Vecs&, const Out& out, const params&) const {
+    add(e, ins[0], ins[1], out);
+  }
+  template <class HIns, class HVecs>
+  static std::vector<double> reference(const params& d, const HIns& ins, const HVecs&) {
+    return reference::for_each_element(d, [&](int n, int c, int h, int w) {
+      return double(ins[0](n, c, h, w)) + double(ins[1](n, c, h, w));
+    });
+  }
+};
+
+const registrar reg([](registry& r) {
+  r.add_op({"add", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+  register_layer_all_layouts<add_kernel>(r, "add", "global", "coalesced", "naive", "", 1e-5);
+});
+}  // namespace

@@ -1,0 +1,51 @@
+// batchnorm, inference (params: eps, default 1e-5; relu=1 when a relu follows):
+// naive (normalise, then a separate relu pass if any) and fused (one pass; only with relu=1).
+#include "tensor_case.hpp"
+
+#include <kcnn/batchnorm.hpp>
+#include <kcnn/reference/layers.hpp>
+
+namespace {
+using namespace kcnn;
+using namespace kcnn::bench;
+
+template <class Variant>
+struct bn_kernel : layer_kernel_base {
+  using params = batchnorm_params;
+  static params from_spec(const layer_spec& s) {
+    params p;
+    p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
+    p.eps = float(param_or(s, "eps", 1e-5));
+    p.relu = param_or(s, "relu", 0) != 0;
+    return p;
+  }
+  static std::vector<dims4> inputs(const params& p) { return {p.dims()}; }
+  static dims4 output(const params& p) { return p.dims(); }
+  // mean, variance, gamma, beta
+  static std::vector<int> vectors(const params& p) { return {p.c, p.c, p.c, p.c}; }
+  static float vector_value(int j, float raw) { return j == 1 ? 0.25f + raw * raw : raw; }
+  static double tolerance(const params&) { return 1e-5; }
+  static double bytes(const params& p) { return p.min_bytes(); }
+  static double flops(const params& p) { return p.flops(); }
+  template <class Layout>
+  static std::string unsupported(const params& p) {
+    if (std::is_same_v<Variant, variant::batchnorm_fused> && !p.relu)
+      return "nothing to fuse: no relu follows (params relu=1)";
+    return {};
+  }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec& e, const Ins& ins, const Vecs& v, const Out& out, const params& p) const {
+    batchnorm(e, ins[0], v[0], v[1], v[2], v[3], out, p, Variant{});
+  }
+  template <class HIns, class HVecs>
+  static std::vector<double> reference(const params& p, const HIns& ins, const HVecs& v) {
+    return reference::batchnorm(p, ins[0], v[0], v[1], v[2], v[3]);
+  }
+};
+
+const registrar reg([](registry& r) {
+  r.add_op({"batchnorm", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+  register_layer_all_layouts<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "global", "coalesced", "naive", "", 1e-5);
+  register_layer_all_layouts<bn_kernel<variant::batchnorm_fused>>(r, "batchnorm", "global", "coalesced", "fused", "", 1e-5);
+});
+}  // namespace

@@ -1,0 +1,49 @@
+// transform: the same logical tensor from the key's layout to another (tuning to_<layout>),
+// for every ordered pair of nchw, nhwc, chwn: naive (one thread per output element) and tiled
+// (32 x 32 transpose through padded team scratch). Exact.
+#include "tensor_case.hpp"
+
+#include <kcnn/reference/layers.hpp>
+#include <kcnn/transform.hpp>
+
+namespace {
+using namespace kcnn;
+using namespace kcnn::bench;
+
+template <class Variant>
+struct transform_kernel : layer_kernel_base {
+  using params = dims4;
+  static params from_spec(const layer_spec& s) { return {s.n, s.c, s.h, s.w}; }
+  static std::vector<dims4> inputs(const params& d) { return {d}; }
+  static dims4 output(const params& d) { return d; }
+  static double tolerance(const params&) { return 0.0; }
+  static double bytes(const params& d) { return 8.0 * double(d.size()); }
+  static double flops(const params&) { return 0.0; }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec& e, const Ins& ins, const Vecs&, const Out& out, const params&) const {
+    transform(e, ins[0], out, Variant{});
+  }
+  template <class HIns, class HVecs>
+  static std::vector<double> reference(const params& d, const HIns& ins, const HVecs&) {
+    return reference::for_each_element(d, [&](int n, int c, int h, int w) { return double(ins[0](n, c, h, w)); });
+  }
+};
+
+template <class From, class To>
+void register_pair(registry& r) {
+  const std::string to = std::string("to_") + To::name;
+  register_layer<transform_kernel<variant::transform_naive>, From, To>(r, "transform", "global", "coalesced", "naive", to, 0.0);
+  register_layer<transform_kernel<variant::transform_tiled>, From, To>(r, "transform", "scratch", "tiled", "tiled", to, 0.0);
+}
+
+const registrar reg([](registry& r) {
+  r.add_op({"transform", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+  using namespace kcnn::layout;
+  register_pair<nchw, nhwc>(r);
+  register_pair<nchw, chwn>(r);
+  register_pair<nhwc, nchw>(r);
+  register_pair<nhwc, chwn>(r);
+  register_pair<chwn, nchw>(r);
+  register_pair<chwn, nhwc>(r);
+});
+}  // namespace

@@ -1,0 +1,77 @@
+#pragma once
+// Elementwise activations: relu, leaky_relu (slope), sigmoid, tanh, elu (alpha). One thread
+// per element in storage order (the layout does not change the arithmetic, only which logical
+// element a thread touches). In place when in and out are the same tensor.
+#include <kcnn/compat.hpp>
+#include <kcnn/layout.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace kcnn {
+
+enum class activation_kind { relu, leaky_relu, sigmoid, tanh, elu };
+
+inline const char* activation_name(activation_kind k) {
+  switch (k) {
+    case activation_kind::relu: return "relu";
+    case activation_kind::leaky_relu: return "leaky_relu";
+    case activation_kind::sigmoid: return "sigmoid";
+    case activation_kind::tanh: return "tanh";
+    case activation_kind::elu: return "elu";
+  }
+  return "?";
+}
+
+struct activation_params {
+  activation_kind kind = activation_kind::relu;
+  float alpha = 0.0f;  // leaky_relu: negative slope (default 0.01); elu: alpha (default 1)
+
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T apply(T x) const {
+    switch (kind) {
+      case activation_kind::relu: return x > T(0) ? x : T(0);
+      case activation_kind::leaky_relu: return x > T(0) ? x : T(alpha) * x;
+      case activation_kind::sigmoid: return T(1) / (T(1) + compat::exp(-x));
+      case activation_kind::tanh: return compat::tanh(x);
+      case activation_kind::elu: return x > T(0) ? x : T(alpha) * (compat::exp(x) - T(1));
+    }
+    return x;
+  }
+  // FLOPs per element, counting exp and tanh as one each.
+  double flops_per_element() const {
+    switch (kind) {
+      case activation_kind::relu: return 1;
+      case activation_kind::leaky_relu: return 2;
+      case activation_kind::sigmoid: return 4;
+      case activation_kind::tanh: return 1;
+      case activation_kind::elu: return 4;
+    }
+    return 1;
+  }
+};
+
+namespace detail {
+template <class In, class Out>
+struct activation_functor {
+  In in;
+  Out out;
+  activation_params a;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    int n, c, h, w;
+    out.storage_coords(i, n, c, h, w);
+    out(n, c, h, w) = a.apply(float(in(n, c, h, w)));
+  }
+};
+}  // namespace detail
+
+// out = f(in); pass the same tensor twice for the in-place form.
+template <class Exec, class In, class Out>
+void activation(const Exec& exec, const In& in, const Out& out, const activation_params& a) {
+  Kokkos::parallel_for("kcnn::activation", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                       detail::activation_functor<In, Out>{in, out, a});
+}
+
+}  // namespace kcnn

@@ -1,0 +1,253 @@
+#pragma once
+// Max and average pooling with Caffe's semantics (window r x s, stride, symmetric padding).
+//
+// Output size: floor mode (h + 2 pad - r) / stride + 1 (torchvision); ceil mode rounds up
+// (Caffe), then clips the last window when it would start in the padding:
+// if pad > 0 and (out - 1) * stride >= h + pad, out -= 1.
+// Max: over the window's elements inside the input. Average: the sum over the inside
+// elements divided by the window area clipped to the padded input (Caffe's pool_size), which
+// counts padding but not the part of a ceil-mode window beyond it.
+#include <kcnn/layout.hpp>
+#include <kcnn/team.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace kcnn {
+
+enum class pool_kind { max, avg };
+
+struct pool_params {
+  int n = 0, c = 0, h = 0, w = 0;
+  int r = 0, s = 0, stride = 1, pad = 0;
+  bool ceil_mode = false;
+  pool_kind kind = pool_kind::max;
+
+  KOKKOS_INLINE_FUNCTION int out_size(int in, int window) const {
+    const int span = in + 2 * pad - window;
+    int o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    if (ceil_mode && pad > 0 && (o - 1) * stride >= in + pad) --o;
+    return o;
+  }
+  KOKKOS_INLINE_FUNCTION int p() const { return out_size(h, r); }
+  KOKKOS_INLINE_FUNCTION int q() const { return out_size(w, s); }
+  dims4 input_dims() const { return {n, c, h, w}; }
+  dims4 output_dims() const { return {n, c, p(), q()}; }
+
+  std::string check() const {
+    const struct { const char* name; int v; } positive[] = {
+        {"n", n}, {"c", c}, {"h", h}, {"w", w}, {"r", r}, {"s", s}, {"stride", stride}};
+    for (const auto& f : positive)
+      if (f.v <= 0) return std::string(f.name) + ": must be > 0, got " + std::to_string(f.v);
+    if (pad < 0) return "pad: must be >= 0, got " + std::to_string(pad);
+    if (pad >= r || pad >= s) return "pad: must be smaller than the window, got " + std::to_string(pad);
+    if (r > h + 2 * pad) return "r: window height " + std::to_string(r) + " exceeds padded input height " + std::to_string(h + 2 * pad);
+    if (s > w + 2 * pad) return "s: window width " + std::to_string(s) + " exceeds padded input width " + std::to_string(w + 2 * pad);
+    if (p() <= 0 || q() <= 0) return "r: output size must be > 0";
+    return {};
+  }
+  // Each input read once, each output written once.
+  double min_bytes() const {
+    return 4.0 * (double(input_dims().size()) + double(output_dims().size()));
+  }
+  // One compare or add per window element (plus the division for average).
+  double flops() const {
+    return double(output_dims().size()) * (double(r) * s + (kind == pool_kind::avg ? 1 : 0));
+  }
+};
+
+namespace detail {
+
+// The value of one output from its window; shared by the naive and tiled kernels. `at(ih, iw)`
+// reads the input of this (n, c) plane.
+template <class At>
+KOKKOS_INLINE_FUNCTION float pool_window(const pool_params& p, int oh, int ow, const At& at) {
+  const int hs = oh * p.stride - p.pad, ws = ow * p.stride - p.pad;
+  const int he_pad = (hs + p.r < p.h + p.pad) ? hs + p.r : p.h + p.pad;
+  const int we_pad = (ws + p.s < p.w + p.pad) ? ws + p.s : p.w + p.pad;
+  const int area = (he_pad - hs) * (we_pad - ws);
+  const int h0 = hs > 0 ? hs : 0, w0 = ws > 0 ? ws : 0;
+  const int h1 = he_pad < p.h ? he_pad : p.h, w1 = we_pad < p.w ? we_pad : p.w;
+  if (p.kind == pool_kind::max) {
+    float m = -3.402823466e38f;
+    for (int ih = h0; ih < h1; ++ih)
+      for (int iw = w0; iw < w1; ++iw) {
+        const float v = at(ih, iw);
+        m = v > m ? v : m;
+      }
+    return m;
+  }
+  float sum = 0.0f;
+  for (int ih = h0; ih < h1; ++ih)
+    for (int iw = w0; iw < w1; ++iw) sum += at(ih, iw);
+  return sum / float(area);
+}
+
+template <class In, class Out>
+struct pool_naive_functor {
+  In in;
+  Out out;
+  pool_params p;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    int n, c, oh, ow;
+    out.storage_coords(i, n, c, oh, ow);
+    out(n, c, oh, ow) = pool_window(p, oh, ow, [&](int ih, int iw) { return in(n, c, ih, iw); });
+  }
+};
+
+// RH x RW outputs per thread: the input rows and columns the windows share are loaded once
+// and reused from registers (for a 3x3/2 window, loads per output fall from 9 to (6m+3)/m
+// along w, and to (2m+1)^2/m^2 for an m x m tile).
+template <int RH, int RW, class In, class Out>
+struct pool_regtile_functor {
+  In in;
+  Out out;
+  pool_params p;
+  dims4 grid;  // (n, c, ceil(P/RH), ceil(Q/RW))
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    int n, c, bh, bw;
+    Out::layout_tag::storage_coords(i, grid, n, c, bh, bw);
+    const int P = p.p(), Q = p.q();
+    const int oh0 = bh * RH, ow0 = bw * RW;
+    float acc[RH][RW];
+    int h0[RH], h1[RH], w0[RW], w1[RW], area_h[RH], area_w[RW];
+    for (int a = 0; a < RH; ++a) {
+      const int hs = (oh0 + a) * p.stride - p.pad;
+      const int he = (hs + p.r < p.h + p.pad) ? hs + p.r : p.h + p.pad;
+      area_h[a] = he - hs;
+      h0[a] = hs > 0 ? hs : 0;
+      h1[a] = he < p.h ? he : p.h;
+    }
+    for (int b = 0; b < RW; ++b) {
+      const int ws = (ow0 + b) * p.stride - p.pad;
+      const int we = (ws + p.s < p.w + p.pad) ? ws + p.s : p.w + p.pad;
+      area_w[b] = we - ws;
+      w0[b] = ws > 0 ? ws : 0;
+      w1[b] = we < p.w ? we : p.w;
+    }
+    const bool is_max = p.kind == pool_kind::max;
+    for (int a = 0; a < RH; ++a)
+      for (int b = 0; b < RW; ++b) acc[a][b] = is_max ? -3.402823466e38f : 0.0f;
+    // The union of the windows, each element loaded once.
+    const int hu0 = h0[0], hu1 = h1[RH - 1] > h1[0] ? h1[RH - 1] : h1[0];
+    const int wu0 = w0[0], wu1 = w1[RW - 1] > w1[0] ? w1[RW - 1] : w1[0];
+    for (int ih = hu0; ih < hu1; ++ih)
+      for (int iw = wu0; iw < wu1; ++iw) {
+        const float v = in(n, c, ih, iw);
+        for (int a = 0; a < RH; ++a) {
+          if (ih < h0[a] || ih >= h1[a]) continue;
+          for (int b = 0; b < RW; ++b) {
+            if (iw < w0[b] || iw >= w1[b]) continue;
+            if (is_max) acc[a][b] = v > acc[a][b] ? v : acc[a][b];
+            else acc[a][b] += v;
+          }
+        }
+      }
+    for (int a = 0; a < RH; ++a)
+      for (int b = 0; b < RW; ++b) {
+        const int oh = oh0 + a, ow = ow0 + b;
+        if (oh < P && ow < Q)
+          out(n, c, oh, ow) = is_max ? acc[a][b] : acc[a][b] / float(area_h[a] * area_w[b]);
+      }
+  }
+};
+
+// A team owns nb images x cb channels x th x tw outputs and stages their input tile (with the
+// windows' overlap) in team scratch, loaded along the layout's storage order.
+template <class Exec, class In, class Out>
+struct pool_tiled_functor {
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using scratch = Kokkos::View<float*, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  In in;
+  Out out;
+  pool_params p;
+  dims4 tile, in_tile, tiles;  // output tile extents, input tile extents, tile counts
+  KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
+    using L = typename In::layout_tag;
+    int tn, tc, th, tw;
+    tiles.logical_coords(std::size_t(m.league_rank()), tn, tc, th, tw);
+    const int n0 = tn * tile.n, c0 = tc * tile.c, oh0 = th * tile.h, ow0 = tw * tile.w;
+    const int ih0 = oh0 * p.stride - p.pad, iw0 = ow0 * p.stride - p.pad;
+    scratch s_in(m.team_scratch(0), in_tile.size());
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(in_tile.size())), [&](const int i) {
+      int a, b, y, x;
+      L::storage_coords(std::size_t(i), in_tile, a, b, y, x);
+      const int n = n0 + a, c = c0 + b, ih = ih0 + y, iw = iw0 + x;
+      s_in(i) = (n < p.n && c < p.c && ih >= 0 && ih < p.h && iw >= 0 && iw < p.w) ? float(in(n, c, ih, iw)) : 0.0f;
+    });
+    m.team_barrier();
+    const int P = p.p(), Q = p.q();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(tile.size())), [&](const int i) {
+      int a, b, y, x;
+      Out::layout_tag::storage_coords(std::size_t(i), tile, a, b, y, x);
+      const int n = n0 + a, c = c0 + b, oh = oh0 + y, ow = ow0 + x;
+      if (n >= p.n || c >= p.c || oh >= P || ow >= Q) return;
+      out(n, c, oh, ow) = pool_window(p, oh, ow, [&](int ih, int iw) {
+        return s_in(L::offset(in_tile, a, b, ih - ih0, iw - iw0));
+      });
+    });
+  }
+};
+
+}  // namespace detail
+
+namespace variant {
+struct pool_naive {};
+template <int RH, int RW>
+struct pool_regtile {};
+struct pool_tiled {};
+}  // namespace variant
+
+template <class Exec, class In, class Out>
+void pool(const Exec& exec, const In& in, const Out& out, const pool_params& p, variant::pool_naive) {
+  Kokkos::parallel_for("kcnn::pool_naive", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                       detail::pool_naive_functor<In, Out>{in, out, p});
+}
+
+template <class Exec, class In, class Out, int RH, int RW>
+void pool(const Exec& exec, const In& in, const Out& out, const pool_params& p,
+          variant::pool_regtile<RH, RW>) {
+  const dims4 grid{p.n, p.c, (p.p() + RH - 1) / RH, (p.q() + RW - 1) / RW};
+  Kokkos::parallel_for("kcnn::pool_regtile", Kokkos::RangePolicy<Exec>(exec, 0, grid.size()),
+                       detail::pool_regtile_functor<RH, RW, In, Out>{in, out, p, grid});
+}
+
+// Output tile per layout, clipped to the layer; halved until its input tile fits in scratch.
+template <class Layout>
+dims4 pool_tile(const pool_params& p, std::size_t scratch_bytes) {
+  dims4 t;
+  if constexpr (std::is_same_v<Layout, layout::nchw>) t = {1, 1, 8, 32};
+  else if constexpr (std::is_same_v<Layout, layout::nhwc>) t = {1, 32, 4, 4};
+  else t = {32, 2, 2, 4};
+  t = {std::min(t.n, p.n), std::min(t.c, p.c), std::min(t.h, p.p()), std::min(t.w, p.q())};
+  auto in_tile = [&](const dims4& o) {
+    return dims4{o.n, o.c, (o.h - 1) * p.stride + p.r, (o.w - 1) * p.stride + p.s};
+  };
+  while (in_tile(t).size() * sizeof(float) + 128 > scratch_bytes) {
+    if (t.w > 1) t.w = (t.w + 1) / 2;
+    else if (t.h > 1) t.h = (t.h + 1) / 2;
+    else if (t.c > 1) t.c = (t.c + 1) / 2;
+    else if (t.n > 1) t.n = (t.n + 1) / 2;
+    else return dims4{0, 0, 0, 0};
+  }
+  return t;
+}
+
+template <class Exec, class In, class Out>
+void pool(const Exec& exec, const In& in, const Out& out, const pool_params& p, variant::pool_tiled) {
+  using functor = detail::pool_tiled_functor<Exec, In, Out>;
+  const dims4 t = pool_tile<typename In::layout_tag>(p, scratch_limit<Exec>(0));
+  if (t.size() == 0) throw std::runtime_error("pool tiled: window does not fit in team scratch");
+  const dims4 it{t.n, t.c, (t.h - 1) * p.stride + p.r, (t.w - 1) * p.stride + p.s};
+  const dims4 tiles{(p.n + t.n - 1) / t.n, (p.c + t.c - 1) / t.c, (p.p() + t.h - 1) / t.h,
+                    (p.q() + t.w - 1) / t.w};
+  functor f{in, out, p, t, it, tiles};
+  Kokkos::parallel_for("kcnn::pool_tiled",
+                       make_team_policy(exec, int(tiles.size()), functor::scratch::shmem_size(it.size()), f, 256), f);
+}
+
+}  // namespace kcnn

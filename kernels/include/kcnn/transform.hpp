@@ -1,0 +1,92 @@
+#pragma once
+// Layout transforms: out (layout B) holds the same logical tensor as in (layout A).
+// naive: one thread per element in the output's storage order (coalesced writes, strided reads).
+// tiled: 32 x 32 tiles over the input's fastest axis and the output's fastest axis, transposed
+// through team scratch padded to 33 columns so that the column-wise accesses fall in distinct
+// banks; both the global reads and the global writes run along the fastest dimension.
+#include <kcnn/layout.hpp>
+#include <kcnn/team.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kcnn {
+
+namespace detail {
+template <class In, class Out>
+struct transform_naive_functor {
+  In in;
+  Out out;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    int n, c, h, w;
+    out.storage_coords(i, n, c, h, w);
+    out(n, c, h, w) = in(n, c, h, w);
+  }
+};
+
+template <class Exec, class In, class Out>
+struct transform_tiled_functor {
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using scratch = Kokkos::View<float*, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  static constexpr int T = 32, pitch = T + 1;
+  In in;
+  Out out;
+  int a_in, a_out, o1, o2;  // axis ids: input fastest, output fastest, the other two
+  int tiles_in, tiles_out;
+  KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
+    const dims4& d = in.dims();
+    const int ext[4] = {d.n, d.c, d.h, d.w};
+    int lid = m.league_rank();
+    const int ti = lid % tiles_in; lid /= tiles_in;
+    const int to = lid % tiles_out; lid /= tiles_out;
+    int x[4];
+    x[o2] = lid % ext[o2];
+    x[o1] = lid / ext[o2];
+    scratch tile(m.team_scratch(0), std::size_t(T) * pitch);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, T * T), [&](const int i) {
+      const int li = i % T, lo = i / T;  // threads along the input's fastest axis
+      int y[4] = {x[0], x[1], x[2], x[3]};
+      y[a_in] = ti * T + li;
+      y[a_out] = to * T + lo;
+      if (y[a_in] < ext[a_in] && y[a_out] < ext[a_out]) tile(lo * pitch + li) = in(y[0], y[1], y[2], y[3]);
+    });
+    m.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, T * T), [&](const int i) {
+      const int lo = i % T, li = i / T;  // threads along the output's fastest axis
+      int y[4] = {x[0], x[1], x[2], x[3]};
+      y[a_in] = ti * T + li;
+      y[a_out] = to * T + lo;
+      if (y[a_in] < ext[a_in] && y[a_out] < ext[a_out]) out(y[0], y[1], y[2], y[3]) = tile(lo * pitch + li);
+    });
+  }
+};
+}  // namespace detail
+
+namespace variant {
+struct transform_naive {};
+struct transform_tiled {};
+}  // namespace variant
+
+template <class Exec, class In, class Out>
+void transform(const Exec& exec, const In& in, const Out& out, variant::transform_naive) {
+  Kokkos::parallel_for("kcnn::transform_naive", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                       detail::transform_naive_functor<In, Out>{in, out});
+}
+
+template <class Exec, class In, class Out>
+void transform(const Exec& exec, const In& in, const Out& out, variant::transform_tiled) {
+  using functor = detail::transform_tiled_functor<Exec, In, Out>;
+  const int a_in = int(In::layout_tag::order[3]), a_out = int(Out::layout_tag::order[3]);
+  static_assert(!In::layout_tag::runtime_strided && !Out::layout_tag::runtime_strided,
+                "tiled transform needs compile-time layouts");
+  int others[2], k = 0;
+  for (int a = 0; a < 4; ++a)
+    if (a != a_in && a != a_out) others[k++] = a;
+  const dims4& d = in.dims();
+  const int ext[4] = {d.n, d.c, d.h, d.w};
+  functor f{in, out, a_in, a_out, others[0], others[1], (ext[a_in] + 31) / 32, (ext[a_out] + 31) / 32};
+  const int league = f.tiles_in * f.tiles_out * ext[others[0]] * ext[others[1]];
+  Kokkos::parallel_for("kcnn::transform_tiled",
+                       make_team_policy(exec, league, functor::scratch::shmem_size(32 * 33), f, 256), f);
+}
+
+}  // namespace kcnn
