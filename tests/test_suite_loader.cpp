@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 using namespace kcnn::bench;
 namespace fs = std::filesystem;
@@ -37,6 +38,7 @@ TEST(SuiteLoader, AcceptsSmokeAndComputesShapes) {
   EXPECT_EQ(s.name, "smoke");
   ASSERT_GE(s.layers.size(), 4u);
   bool stride2 = false, padded = false, grouped = false, depthwise = false, fc = false;
+  std::set<std::string> ops;
   for (const auto& l : s.layers) {
     EXPECT_GT(l.out.size(), 0u);
     if (l.op == "conv2d") {
@@ -46,13 +48,17 @@ TEST(SuiteLoader, AcceptsSmokeAndComputesShapes) {
       padded |= l.pad > 0;
       grouped |= l.groups == 2;
       depthwise |= l.groups == l.c && l.c == l.k && l.c > 1;
-    } else {
-      ASSERT_EQ(l.op, "fc");
+    } else if (l.op == "fc") {
       EXPECT_EQ(l.out, (kcnn::dims4{l.n, l.k, 1, 1}));
       fc = true;
+    } else {
+      ops.insert(l.op);
     }
   }
   EXPECT_TRUE(stride2 && padded && grouped && depthwise && fc);
+  for (const char* op : {"pool_max", "pool_avg", "lrn", "batchnorm", "add", "relu", "leaky_relu",
+                         "sigmoid", "tanh", "elu", "softmax", "concat", "transform"})
+    EXPECT_TRUE(ops.count(op)) << op;
 }
 
 TEST(SuiteLoader, CommentsRepeatAndOptionalColumns) {

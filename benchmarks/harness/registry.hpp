@@ -44,6 +44,7 @@ struct case_cost {
   double bytes = 0;            // minimal bytes moved (inputs read once, outputs written once)
   double flops = 0;            // floating-point operations
   double workspace_bytes = 0;  // extra device memory the variant allocates (e.g. im2col)
+  double passes = -1;          // full passes over the tensor's memory (reads + writes); < 0: not declared
 };
 
 // One benchmark case, instantiated for one layer spec. The harness drives its life cycle;

@@ -17,7 +17,7 @@ const std::vector<std::string>& result_columns() {
       "op", "n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "out_h", "out_w",
       "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "key", "cache",
       "reps", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "time_ms_mean",
-      "bytes", "flops", "workspace_bytes", "gbps", "gflops", "arithmetic_intensity",
+      "bytes", "flops", "workspace_bytes", "passes", "gbps", "gflops", "arithmetic_intensity",
       "roofline_pct", "rel_error", "tolerance", "status", "note"};
   return cols;
 }
@@ -97,7 +97,7 @@ void results_writer::write(const result_row& r) {
       r.key, r.cache, std::to_string(r.reps), timed ? num(r.time_ms_median) : "",
       timed ? num(r.time_ms_min) : "", timed ? num(r.time_ms_max) : "",
       timed ? num(r.time_ms_stddev) : "", timed ? num(r.time_ms_mean) : "", num(r.bytes, 15),
-      num(r.flops, 15), num(r.workspace_bytes, 15), timed ? num(r.bytes / secs / 1e9) : "",
+      num(r.flops, 15), num(r.workspace_bytes, 15), r.passes >= 0 ? num(r.passes) : "", timed ? num(r.bytes / secs / 1e9) : "",
       timed ? num(r.flops / secs / 1e9) : "", r.bytes > 0 ? num(r.flops / r.bytes) : "",
       "",  // roofline_pct: needs the run's measured ceilings (not measured yet)
       r.rel_error >= 0 ? num(r.rel_error, 4) : "", num(r.tolerance, 3), r.status, r.note};

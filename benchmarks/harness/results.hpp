@@ -21,7 +21,7 @@ struct result_row {
   int reps = 0;
   double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0, time_ms_stddev = 0,
          time_ms_mean = 0;
-  double bytes = 0, flops = 0, workspace_bytes = 0;
+  double bytes = 0, flops = 0, workspace_bytes = 0, passes = -1;
   double rel_error = -1;  // < 0: not computed
   double tolerance = 0;
   std::string status;  // ok | failed_validation | skipped | error

@@ -151,6 +151,7 @@ class run_state {
       row.bytes = cost.bytes;
       row.flops = cost.flops;
       row.workspace_bytes = cost.workspace_bytes;
+      row.passes = cost.passes;
       c->setup(opt_.seed);
       Kokkos::fence();
       // Validate first: one run on poisoned outputs, compared with the host reference.

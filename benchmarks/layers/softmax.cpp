@@ -27,6 +27,11 @@ struct softmax_kernel : layer_kernel_base {
   double workspace_bytes(const params& p) const {
     return std::is_same_v<Variant, variant::softmax_multi_kernel> ? 4.0 * double(p.rows().size()) : 0.0;
   }
+  // Caffe's sequence: copy (r+w), max (r), subtract (r+w), exp (r+w), sum (r), divide (r+w).
+  double passes(const params& p) const {
+    if (std::is_same_v<Variant, variant::softmax_multi_kernel>) return 10;
+    return softmax_fused_staged<Kokkos::DefaultExecutionSpace>(p) ? 2 : 4;
+  }
   template <class Exec, class Ins, class Vecs, class Out>
   void run(const Exec& e, const Ins& ins, const Vecs&, const Out& out, const params& p) const {
     if constexpr (std::is_same_v<Variant, variant::softmax_multi_kernel>)

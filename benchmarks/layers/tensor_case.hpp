@@ -29,6 +29,8 @@ struct layer_kernel_base {
   void prepare(const Exec&, const Params&) {}
   template <class Params>
   double workspace_bytes(const Params&) const { return 0; }
+  template <class Params>
+  double passes(const Params&) const { return -1; }
 };
 
 // K provides: using params; static params from_spec(spec); static std::vector<dims4>
@@ -117,7 +119,7 @@ class tensor_case : public bench_case {
   bool idempotent() const override { return !K::in_place; }
 
   case_cost cost() const override {
-    return {K::bytes(p_), K::flops(p_), k_.workspace_bytes(p_)};
+    return {K::bytes(p_), K::flops(p_), k_.workspace_bytes(p_), k_.passes(p_)};
   }
 
  private:

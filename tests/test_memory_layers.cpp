@@ -1,0 +1,210 @@
+// Memory-bound layers: hand-checked small cases for the references and kernels, pooling output
+// sizes in floor and ceil mode, softmax stability, exact transform round trips.
+#include <kcnn/activation.hpp>
+#include <kcnn/batchnorm.hpp>
+#include <kcnn/eltwise.hpp>
+#include <kcnn/fill.hpp>
+#include <kcnn/lrn.hpp>
+#include <kcnn/pool.hpp>
+#include <kcnn/reference/layers.hpp>
+#include <kcnn/reference/pool.hpp>
+#include <kcnn/softmax.hpp>
+#include <kcnn/transform.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace kcnn;
+using exec = Kokkos::DefaultExecutionSpace;
+
+namespace {
+pool_params pool(int h, int r, int stride, int pad, bool ceil_mode, pool_kind k = pool_kind::max) {
+  pool_params p;
+  p.n = 1; p.c = 1; p.h = h; p.w = h; p.r = r; p.s = r; p.stride = stride; p.pad = pad;
+  p.ceil_mode = ceil_mode;
+  p.kind = k;
+  return p;
+}
+
+// A device tensor holding f(n, c, h, w), and its host copy after a kernel.
+template <class L, class F>
+tensor4<float, L> make(const dims4& d, const F& f) {
+  tensor4<float, L> t("t", d);
+  auto h = create_mirror_view(t);
+  for (int n = 0; n < d.n; ++n)
+    for (int c = 0; c < d.c; ++c)
+      for (int y = 0; y < d.h; ++y)
+        for (int x = 0; x < d.w; ++x) h(n, c, y, x) = float(f(n, c, y, x));
+  deep_copy(t, h);
+  return t;
+}
+template <class T>
+std::vector<double> host(const T& t) {
+  Kokkos::fence();
+  auto h = create_mirror_view(t);
+  deep_copy(h, t);
+  return reference::for_each_element(t.dims(), [&](int n, int c, int y, int x) { return double(h(n, c, y, x)); });
+}
+}  // namespace
+
+TEST(Pool, OutputSizeFloorCeilAndCaffeClipping) {
+  EXPECT_EQ(pool(55, 3, 2, 0, false).p(), 27);  // AlexNet pool1: both modes agree
+  EXPECT_EQ(pool(55, 3, 2, 0, true).p(), 27);
+  EXPECT_EQ(pool(32, 3, 2, 0, false).p(), 15);  // cifar10_quick pool1: floor gives 15
+  EXPECT_EQ(pool(32, 3, 2, 0, true).p(), 16);   // Caffe's ceil gives 16
+  EXPECT_EQ(pool(5, 2, 2, 0, false).p(), 2);
+  EXPECT_EQ(pool(5, 2, 2, 0, true).p(), 3);
+  // ceil would give 3, but the third window would start in the padding: Caffe clips to 2.
+  EXPECT_EQ(pool(5, 2, 4, 1, true).p(), 2);
+  EXPECT_EQ(pool(112, 3, 2, 1, false).p(), 56);  // ResNet-50 maxpool
+}
+
+TEST(Pool, HandCheckedMaxAndAverage) {
+  const dims4 d{1, 1, 4, 4};
+  auto ramp = [](int, int, int h, int w) { return h * 4 + w + 1; };  // 1..16
+  auto mx = pool(4, 2, 2, 0, false), av = pool(4, 2, 2, 0, false, pool_kind::avg);
+  auto in_h = make<layout::nchw>(d, ramp);
+  auto host_in = create_mirror_view(in_h);
+  deep_copy(host_in, in_h);
+  EXPECT_EQ(reference::pool(mx, host_in), (std::vector<double>{6, 8, 14, 16}));
+  EXPECT_EQ(reference::pool(av, host_in), (std::vector<double>{3.5, 5.5, 11.5, 13.5}));
+  // Kernels, every variant, in chwn.
+  auto in = make<layout::chwn>(d, ramp);
+  tensor4<float, layout::chwn> out("out", mx.output_dims());
+  for (int v = 0; v < 4; ++v) {
+    poison(out);
+    if (v == 0) kcnn::pool(exec(), in, out, av, variant::pool_naive{});
+    if (v == 1) kcnn::pool(exec(), in, out, av, variant::pool_regtile<1, 2>{});
+    if (v == 2) kcnn::pool(exec(), in, out, av, variant::pool_regtile<2, 2>{});
+    if (v == 3) kcnn::pool(exec(), in, out, av, variant::pool_tiled{});
+    EXPECT_EQ(host(out), (std::vector<double>{3.5, 5.5, 11.5, 13.5})) << "variant " << v;
+  }
+}
+
+TEST(Pool, AverageDividesByTheWindowClippedToThePaddedInput) {
+  // 3x3 ones, 3x3 window, stride 1, pad 1: a corner window holds 4 ones and 5 padding zeros,
+  // and Caffe divides by 9.
+  auto p = pool(3, 3, 1, 1, false, pool_kind::avg);
+  auto in = make<layout::nhwc>({1, 1, 3, 3}, [](int, int, int, int) { return 1; });
+  tensor4<float, layout::nhwc> out("out", p.output_dims());
+  kcnn::pool(exec(), in, out, p, variant::pool_naive{});
+  const auto o = host(out);
+  EXPECT_FLOAT_EQ(float(o[0]), 4.0f / 9);
+  EXPECT_FLOAT_EQ(float(o[1]), 6.0f / 9);
+  EXPECT_FLOAT_EQ(float(o[4]), 1.0f);
+}
+
+TEST(Activation, HandCheckedValues) {
+  const dims4 d{1, 1, 1, 4};
+  const float xs[4] = {-2.0f, -0.5f, 0.0f, 1.5f};
+  auto in = make<layout::nchw>(d, [&](int, int, int, int w) { return xs[w]; });
+  auto run = [&](activation_kind k, float alpha) {
+    tensor4<float, layout::nchw> out("out", d);
+    activation(exec(), in, out, activation_params{k, alpha});
+    return host(out);
+  };
+  EXPECT_EQ(run(activation_kind::relu, 0), (std::vector<double>{0, 0, 0, 1.5}));
+  const auto leaky = run(activation_kind::leaky_relu, 0.1f);
+  EXPECT_FLOAT_EQ(float(leaky[0]), -0.2f);
+  EXPECT_FLOAT_EQ(float(leaky[3]), 1.5f);
+  EXPECT_FLOAT_EQ(float(run(activation_kind::sigmoid, 0)[2]), 0.5f);
+  EXPECT_FLOAT_EQ(float(run(activation_kind::tanh, 0)[3]), std::tanh(1.5f));
+  EXPECT_NEAR(run(activation_kind::elu, 1.0f)[0], std::exp(-2.0) - 1.0, 1e-6);
+  // In place: the same tensor as input and output.
+  activation(exec(), in, in, activation_params{activation_kind::relu, 0});
+  EXPECT_EQ(host(in), (std::vector<double>{0, 0, 0, 1.5}));
+}
+
+TEST(Lrn, HandCheckedAcrossChannelsBothVariants) {
+  // size 3, alpha 3 (alpha/size = 1), beta 1, k 1; channels 1, 2, 3 at one pixel:
+  // out0 = 1/(1+1+4) = 1/6, out1 = 2/(1+1+4+9) = 2/15, out2 = 3/(1+4+9) = 3/14.
+  lrn_params p;
+  p.n = 1; p.c = 3; p.h = 1; p.w = 1; p.size = 3; p.alpha = 3; p.beta = 1; p.k = 1;
+  auto in = make<layout::nhwc>(p.dims(), [](int, int c, int, int) { return c + 1; });
+  tensor4<float, layout::nhwc> a("a", p.dims()), b("b", p.dims());
+  lrn(exec(), in, a, p, variant::lrn_naive{});
+  lrn(exec(), in, b, p, variant::lrn_sliding{});
+  for (const auto& o : {host(a), host(b)}) {
+    EXPECT_NEAR(o[0], 1.0 / 6, 1e-6);
+    EXPECT_NEAR(o[1], 2.0 / 15, 1e-6);
+    EXPECT_NEAR(o[2], 3.0 / 14, 1e-6);
+  }
+}
+
+TEST(Batchnorm, HandCheckedWithAndWithoutRelu) {
+  batchnorm_params p;
+  p.n = 1; p.c = 1; p.h = 1; p.w = 2; p.eps = 1.0f;
+  auto in = make<layout::nchw>(p.dims(), [](int, int, int, int w) { return w == 0 ? 3.0 : -3.0; });
+  Kokkos::View<float*> mean("m", 1), var("v", 1), gamma("g", 1), beta("b", 1);
+  Kokkos::deep_copy(mean, 1.0f);
+  Kokkos::deep_copy(var, 3.0f);  // sqrt(3 + 1) = 2
+  Kokkos::deep_copy(gamma, 2.0f);
+  Kokkos::deep_copy(beta, 0.5f);
+  tensor4<float, layout::nchw> out("out", p.dims());
+  batchnorm(exec(), in, mean, var, gamma, beta, out, p, variant::batchnorm_naive{});
+  EXPECT_EQ(host(out), (std::vector<double>{2.5, -3.5}));
+  p.relu = true;
+  batchnorm(exec(), in, mean, var, gamma, beta, out, p, variant::batchnorm_fused{});
+  EXPECT_EQ(host(out), (std::vector<double>{2.5, 0.0}));
+  batchnorm(exec(), in, mean, var, gamma, beta, out, p, variant::batchnorm_naive{});
+  EXPECT_EQ(host(out), (std::vector<double>{2.5, 0.0}));
+}
+
+TEST(Softmax, StableWithLargeInputsAndRowsSumToOne) {
+  softmax_params p{3, 1000, 1, 1};
+  // Logits around 1000 and 5000: exp overflows in float without the max subtraction.
+  auto in = make<layout::nchw>(p.dims(), [](int n, int c, int, int) { return 1000.0 * (1 + 2 * n) + (c % 7); });
+  Kokkos::View<float*> ws("ws", p.rows().size());
+  tensor4<float, layout::nchw> a("a", p.dims()), b("b", p.dims());
+  softmax(exec(), in, a, ws, p, variant::softmax_multi_kernel{});
+  softmax(exec(), in, b, p, variant::softmax_fused{});
+  for (const auto& o : {host(a), host(b)}) {
+    for (int n = 0; n < p.n; ++n) {
+      double sum = 0;
+      for (int c = 0; c < p.c; ++c) {
+        const double v = o[std::size_t(n) * p.c + c];
+        ASSERT_TRUE(std::isfinite(v));
+        sum += v;
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-5);
+    }
+    // Class 6 of each row has the largest logit (offset 6): e^6 / sum over the 7 residues.
+    double denom = 0;
+    for (int j = 0; j < 7; ++j) denom += std::exp(double(j)) * (j < 1000 % 7 ? 143 : 142);
+    EXPECT_NEAR(o[6], std::exp(6.0) / denom, 1e-6);
+  }
+}
+
+TEST(Transform, RoundTripsExactlyThroughEveryLayout) {
+  const dims4 d{3, 37, 5, 33};  // ragged against the 32 x 32 tiles
+  tensor4<float, layout::nchw> a("a", d), back_naive("bn", d), back_tiled("bt", d);
+  fill_random(a, 99);
+  tensor4<float, layout::nhwc> b1("b1", d), b2("b2", d);
+  tensor4<float, layout::chwn> c1("c1", d), c2("c2", d);
+  transform(exec(), a, b1, variant::transform_naive{});
+  transform(exec(), b1, c1, variant::transform_naive{});
+  transform(exec(), c1, back_naive, variant::transform_naive{});
+  transform(exec(), a, b2, variant::transform_tiled{});
+  transform(exec(), b2, c2, variant::transform_tiled{});
+  transform(exec(), c2, back_tiled, variant::transform_tiled{});
+  const auto orig = host(a);
+  EXPECT_EQ(host(back_naive), orig);
+  EXPECT_EQ(host(back_tiled), orig);
+  EXPECT_EQ(host(c2), orig);  // logical values, whatever the storage
+}
+
+TEST(Eltwise, AddAndConcat) {
+  const dims4 d{2, 3, 2, 2};
+  auto a = make<layout::chwn>(d, [](int n, int c, int h, int w) { return n + 10 * c + 100 * h + 1000 * w; });
+  auto b = make<layout::chwn>(d, [](int, int, int, int) { return 0.5; });
+  tensor4<float, layout::chwn> sum("s", d), cat("c", {2, 6, 2, 2});
+  add(exec(), a, b, sum);
+  const auto s = host(sum);
+  EXPECT_EQ(s[d.logical_index(1, 2, 1, 1)], 1 + 20 + 100 + 1000 + 0.5);
+  concat(exec(), std::vector<tensor4<float, layout::chwn>>{a, b}, cat);
+  const auto c = host(cat);
+  const dims4 cd{2, 6, 2, 2};
+  EXPECT_EQ(c[cd.logical_index(1, 2, 1, 0)], 1 + 20 + 100);
+  EXPECT_EQ(c[cd.logical_index(1, 4, 1, 0)], 0.5);
+}
