@@ -10,6 +10,7 @@
 #include <kcnn/reference/pool.hpp>
 #include <kcnn/softmax.hpp>
 #include <kcnn/transform.hpp>
+#include <kcnn/validate.hpp>
 
 #include <gtest/gtest.h>
 
@@ -44,7 +45,7 @@ std::vector<double> host(const T& t) {
   Kokkos::fence();
   auto h = create_mirror_view(t);
   deep_copy(h, t);
-  return reference::for_each_element(t.dims(), [&](int n, int c, int y, int x) { return double(h(n, c, y, x)); });
+  return to_logical(h);
 }
 }  // namespace
 

@@ -106,14 +106,7 @@ class tensor_case : public bench_case {
   std::vector<double> output() override {
     auto out_h = create_mirror_view(out_);
     deep_copy(out_h, out_);
-    const dims4 d = K::output(p_);
-    std::vector<double> v(d.size());
-    for (std::size_t i = 0; i < d.size(); ++i) {
-      int n, c, h, w;
-      d.logical_coords(i, n, c, h, w);
-      v[i] = out_h(n, c, h, w);
-    }
-    return v;
+    return to_logical(out_h);
   }
 
   bool idempotent() const override { return !K::in_place; }

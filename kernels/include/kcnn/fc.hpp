@@ -156,11 +156,7 @@ template <class Exec, class In, class Out, int Capacity>
 void fc(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
         const conv2d_params& p, variant::direct_constant) {
   using functor = detail::fc_constant_functor<Capacity, In, Out>;
-  static_assert(sizeof(functor) < 32768, "constant functor must stay under 32 KiB");
-  const auto policy = Kokkos::Experimental::require(
-      Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-      Kokkos::Experimental::WorkItemProperty::HintHeavyWeight);
-  Kokkos::parallel_for("kcnn::fc_direct_constant", policy, functor{in, out, p, f});
+  parallel_for_constant("kcnn::fc_direct_constant", exec, out.size(), functor{in, out, p, f});
 }
 
 template <class Exec, class In, class Wt, class Bias, class Out>

@@ -11,6 +11,7 @@
 #include <kcnn/compat.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
+#include <kcnn/transform.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -27,40 +28,21 @@ struct softmax_params {
 
 namespace detail {
 
-template <class In, class T>
-struct softmax_copy {
-  In in;
-  T out;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
-    int n, c, h, w;
-    out.storage_coords(i, n, c, h, w);
-    out(n, c, h, w) = in(n, c, h, w);
-  }
-};
+// Per-row reduction over the channels with one thread per row, as Caffe does: the max (op 0)
+// or the sum (op 1), written to scale(row).
 template <class T, class V>
-struct softmax_row_max {
+struct softmax_row_reduce {
   T x;
   V scale;
   dims4 rows;
+  int op;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
     int n, z, h, w;
     T::layout_tag::storage_coords(i, rows, n, z, h, w);
-    float m = x(n, 0, h, w);
-    for (int c = 1; c < x.dims().c; ++c) m = compat::fmax(m, float(x(n, c, h, w)));
-    scale(rows.logical_index(n, 0, h, w)) = m;
-  }
-};
-template <class T, class V>
-struct softmax_row_sum {
-  T x;
-  V scale;
-  dims4 rows;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
-    int n, z, h, w;
-    T::layout_tag::storage_coords(i, rows, n, z, h, w);
-    float s = 0.0f;
-    for (int c = 0; c < x.dims().c; ++c) s += x(n, c, h, w);
-    scale(rows.logical_index(n, 0, h, w)) = s;
+    float acc = op == 0 ? float(x(n, 0, h, w)) : 0.0f;
+    for (int c = 0; c < x.dims().c; ++c)
+      acc = op == 0 ? compat::fmax(acc, float(x(n, c, h, w))) : acc + float(x(n, c, h, w));
+    scale(rows.logical_index(n, 0, h, w)) = acc;
   }
 };
 // op 0: x -= scale, op 1: x = exp(x), op 2: x /= scale
@@ -148,11 +130,11 @@ void softmax(const Exec& exec, const In& in, const Out& out, const Vec& workspac
              const softmax_params& p, variant::softmax_multi_kernel) {
   using R = Kokkos::RangePolicy<Exec>;
   const dims4 rows = p.rows();
-  Kokkos::parallel_for("kcnn::softmax_copy", R(exec, 0, out.size()), detail::softmax_copy<In, Out>{in, out});
-  Kokkos::parallel_for("kcnn::softmax_max", R(exec, 0, rows.size()), detail::softmax_row_max<Out, Vec>{out, workspace, rows});
+  Kokkos::parallel_for("kcnn::softmax_copy", R(exec, 0, out.size()), detail::transform_naive_functor<In, Out>{in, out});
+  Kokkos::parallel_for("kcnn::softmax_max", R(exec, 0, rows.size()), detail::softmax_row_reduce<Out, Vec>{out, workspace, rows, 0});
   Kokkos::parallel_for("kcnn::softmax_subtract", R(exec, 0, out.size()), detail::softmax_elementwise<Out, Vec>{out, workspace, rows, 0});
   Kokkos::parallel_for("kcnn::softmax_exp", R(exec, 0, out.size()), detail::softmax_elementwise<Out, Vec>{out, workspace, rows, 1});
-  Kokkos::parallel_for("kcnn::softmax_sum", R(exec, 0, rows.size()), detail::softmax_row_sum<Out, Vec>{out, workspace, rows});
+  Kokkos::parallel_for("kcnn::softmax_sum", R(exec, 0, rows.size()), detail::softmax_row_reduce<Out, Vec>{out, workspace, rows, 1});
   Kokkos::parallel_for("kcnn::softmax_divide", R(exec, 0, out.size()), detail::softmax_elementwise<Out, Vec>{out, workspace, rows, 2});
 }
 

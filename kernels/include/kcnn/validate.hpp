@@ -22,6 +22,19 @@ struct comparison {
   std::string message;          // empty when passed
 };
 
+// A host tensor's values in logical nchw order (the order of the references).
+template <class HostTensor>
+std::vector<double> to_logical(const HostTensor& t) {
+  const dims4 d = t.dims();
+  std::vector<double> v;
+  v.reserve(d.size());
+  for (int n = 0; n < d.n; ++n)
+    for (int c = 0; c < d.c; ++c)
+      for (int h = 0; h < d.h; ++h)
+        for (int w = 0; w < d.w; ++w) v.push_back(double(t(n, c, h, w)));
+  return v;
+}
+
 // out(n, c, h, w): host accessor of the kernel's output; ref: logical nchw order.
 template <class Out>
 comparison compare(const Out& out, const dims4& d, const std::vector<double>& ref,

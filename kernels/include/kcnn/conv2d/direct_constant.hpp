@@ -50,6 +50,17 @@ struct constant_filter {
 // 32 KiB constant-memory launch limit.
 inline constexpr int constant_filter_capacity = 7680;
 
+// Launches a functor that carries its weights by value with the heavy-weight hint, so that on
+// CUDA it is passed through constant memory (the functor must stay under 32 KiB).
+template <class Exec, class Functor>
+void parallel_for_constant(const char* label, const Exec& exec, std::size_t n, const Functor& f) {
+  static_assert(sizeof(Functor) < 32768, "constant functor must stay under 32 KiB");
+  Kokkos::parallel_for(label,
+                       Kokkos::Experimental::require(Kokkos::RangePolicy<Exec>(exec, 0, n),
+                                                     Kokkos::Experimental::WorkItemProperty::HintHeavyWeight),
+                       f);
+}
+
 namespace detail {
 
 template <class Mapping, int Capacity, class In, class Out>
@@ -62,20 +73,11 @@ struct conv2d_constant_functor {
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
     int n, k, oh, ow;
     Mapping::coords(out, i, n, k, oh, ow);
-    const int cpg = p.c_per_group();
-    const int c0 = (k / p.k_per_group()) * cpg;
-    const int ih0 = oh * p.stride - p.pad, iw0 = ow * p.stride - p.pad;
+    const int c0 = (k / p.k_per_group()) * p.c_per_group();
     float acc = f.bias(k);
-    for (int c = 0; c < cpg; ++c)
-      for (int r = 0; r < p.r; ++r) {
-        const int ih = ih0 + r;
-        if (ih < 0 || ih >= p.h) continue;
-        for (int s = 0; s < p.s; ++s) {
-          const int iw = iw0 + s;
-          if (iw < 0 || iw >= p.w) continue;
-          acc += in(n, c0 + c, ih, iw) * f.weight(p, k, c, r, s);
-        }
-      }
+    conv2d_for_each_tap<typename In::layout_tag>(p, oh, ow, [&](int c, int r, int s, int ih, int iw) {
+      acc += in(n, c0 + c, ih, iw) * f.weight(p, k, c, r, s);
+    });
     out(n, k, oh, ow) = acc;
   }
 };
@@ -91,11 +93,7 @@ template <class Exec, class In, class Out, int Capacity>
 void conv2d(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
             const conv2d_params& p, variant::direct_constant) {
   using functor = detail::conv2d_constant_functor<detail::mapping::coalesced, Capacity, In, Out>;
-  static_assert(sizeof(functor) < 32768, "constant functor must stay under 32 KiB");
-  const auto policy = Kokkos::Experimental::require(
-      Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-      Kokkos::Experimental::WorkItemProperty::HintHeavyWeight);
-  Kokkos::parallel_for("kcnn::conv2d_direct_constant", policy, functor{in, out, p, f});
+  parallel_for_constant("kcnn::conv2d_direct_constant", exec, out.size(), functor{in, out, p, f});
 }
 
 }  // namespace kcnn

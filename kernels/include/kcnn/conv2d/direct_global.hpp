@@ -15,25 +15,23 @@ namespace kcnn {
 
 namespace detail {
 
-// The arithmetic of one output element, shared by every direct conv2d variant. The loop
-// order follows the layout: channels innermost when they are contiguous (nhwc), the filter
-// row innermost otherwise, so host backends stream through memory in both cases.
-template <class In, class Wt, class Bias>
-KOKKOS_INLINE_FUNCTION float conv2d_direct_point(const In& in, const Wt& wt, const Bias& bias,
-                                                 const conv2d_params& p, int n, int k, int oh,
-                                                 int ow) {
+// Visits every tap (c in group, r, s) of the window of output (oh, ow) that lies inside the
+// input, calling f(c, r, s, ih, iw). The loop order follows the layout: channels innermost when
+// they are contiguous (nhwc), the filter row innermost otherwise, so host backends stream
+// through memory in both cases. Shared by every direct conv2d variant.
+template <class Layout, class F>
+KOKKOS_FORCEINLINE_FUNCTION void conv2d_for_each_tap(const conv2d_params& p, int oh, int ow,
+                                                     const F& f) {
   const int cpg = p.c_per_group();
-  const int c0 = (k / p.k_per_group()) * cpg;
   const int ih0 = oh * p.stride - p.pad, iw0 = ow * p.stride - p.pad;
-  float acc = bias(k);
-  if constexpr (std::is_same_v<typename In::layout_tag, layout::nhwc>) {
+  if constexpr (std::is_same_v<Layout, layout::nhwc>) {
     for (int r = 0; r < p.r; ++r) {
       const int ih = ih0 + r;
       if (ih < 0 || ih >= p.h) continue;
       for (int s = 0; s < p.s; ++s) {
         const int iw = iw0 + s;
         if (iw < 0 || iw >= p.w) continue;
-        for (int c = 0; c < cpg; ++c) acc += in(n, c0 + c, ih, iw) * wt(k, c, r, s);
+        for (int c = 0; c < cpg; ++c) f(c, r, s, ih, iw);
       }
     }
   } else {
@@ -44,10 +42,22 @@ KOKKOS_INLINE_FUNCTION float conv2d_direct_point(const In& in, const Wt& wt, con
         for (int s = 0; s < p.s; ++s) {
           const int iw = iw0 + s;
           if (iw < 0 || iw >= p.w) continue;
-          acc += in(n, c0 + c, ih, iw) * wt(k, c, r, s);
+          f(c, r, s, ih, iw);
         }
       }
   }
+}
+
+// The arithmetic of one output element.
+template <class In, class Wt, class Bias>
+KOKKOS_INLINE_FUNCTION float conv2d_direct_point(const In& in, const Wt& wt, const Bias& bias,
+                                                 const conv2d_params& p, int n, int k, int oh,
+                                                 int ow) {
+  const int c0 = (k / p.k_per_group()) * p.c_per_group();
+  float acc = bias(k);
+  conv2d_for_each_tap<typename In::layout_tag>(p, oh, ow, [&](int c, int r, int s, int ih, int iw) {
+    acc += in(n, c0 + c, ih, iw) * wt(k, c, r, s);
+  });
   return acc;
 }
 

@@ -3,6 +3,7 @@
 // channels of one output pixel, so every input value it loads is reused KT times from a
 // register (the outputs' accumulators live in registers too). Threads run along the output
 // layout's storage order with k counted in blocks of KT.
+#include <kcnn/conv2d/direct_global.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/layout.hpp>
 
@@ -31,36 +32,13 @@ struct conv2d_regtile_k_functor {
     const int k0 = g * kpg + (kbi % kblocks) * KT;
     const int kn = (k0 + KT <= (g + 1) * kpg) ? KT : (g + 1) * kpg - k0;
     const int c0 = g * cpg;
-    const int ih0 = oh * p.stride - p.pad, iw0 = ow * p.stride - p.pad;
     float acc[KT];
     for (int j = 0; j < KT; ++j) acc[j] = (j < kn) ? bias(k0 + j) : 0.0f;
-    auto tap = [&](int c, int r, int s, int ih, int iw) {
-      const float v = in(n, c0 + c, ih, iw);
+    conv2d_for_each_tap<typename In::layout_tag>(p, oh, ow, [&](int c, int r, int s, int ih, int iw) {
+      const float v = in(n, c0 + c, ih, iw);  // loaded once, used KT times
       for (int j = 0; j < KT; ++j)
         if (j < kn) acc[j] += v * wt(k0 + j, c, r, s);
-    };
-    if constexpr (std::is_same_v<typename In::layout_tag, layout::nhwc>) {
-      for (int r = 0; r < p.r; ++r) {
-        const int ih = ih0 + r;
-        if (ih < 0 || ih >= p.h) continue;
-        for (int s = 0; s < p.s; ++s) {
-          const int iw = iw0 + s;
-          if (iw < 0 || iw >= p.w) continue;
-          for (int c = 0; c < cpg; ++c) tap(c, r, s, ih, iw);
-        }
-      }
-    } else {
-      for (int c = 0; c < cpg; ++c)
-        for (int r = 0; r < p.r; ++r) {
-          const int ih = ih0 + r;
-          if (ih < 0 || ih >= p.h) continue;
-          for (int s = 0; s < p.s; ++s) {
-            const int iw = iw0 + s;
-            if (iw < 0 || iw >= p.w) continue;
-            tap(c, r, s, ih, iw);
-          }
-        }
-    }
+    });
     for (int j = 0; j < kn; ++j) out(n, k0 + j, oh, ow) = acc[j];
   }
 };
