@@ -54,8 +54,14 @@ class bench_case {
   virtual ~bench_case() = default;
   // Allocate operands in the case's memory space, fill inputs (seeded), poison outputs (NaN).
   virtual void setup(std::uint64_t seed) = 0;
+  // Untimed work before every run, validation included (e.g. sending managed memory back to
+  // the host so that the next run starts cold). The harness fences after it.
+  virtual void before_run() {}
   // Launch the kernel(s) once. Asynchronous: the harness fences around it.
   virtual void run() = 0;
+  // Extra measurements the case made itself outside the timed region (e.g. prefetch time),
+  // for the row's note; empty if none.
+  virtual std::string extra_note() const { return {}; }
   // Compare the output with the host reference (called after a fence).
   virtual comparison validate() = 0;
   // The output on the host in logical nchw order (for cross-checks between variants).

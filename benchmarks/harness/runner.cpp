@@ -155,6 +155,8 @@ class run_state {
       c->setup(opt_.seed);
       Kokkos::fence();
       // Validate first: one run on poisoned outputs, compared with the host reference.
+      c->before_run();
+      Kokkos::fence();
       c->run();
       Kokkos::fence();
       const comparison cmp = c->validate();
@@ -166,7 +168,11 @@ class run_state {
         st.SkipWithError(("failed validation: " + cmp.message).c_str());
         return;
       }
-      for (int k = 0; k < opt_.warmup; ++k) c->run();
+      for (int k = 0; k < opt_.warmup; ++k) {
+        c->before_run();
+        Kokkos::fence();
+        c->run();
+      }
       Kokkos::fence();
       std::vector<double> samples;
       for (auto _ : st) {
@@ -174,6 +180,7 @@ class run_state {
         sample_stats s;
         while (true) {
           if (flusher_) (*flusher_)();
+          c->before_run();
           Kokkos::fence();  // nothing else in flight when the clock starts
           Kokkos::Timer t;
           c->run();
@@ -200,6 +207,7 @@ class run_state {
       st.counters["reps"] = row.reps;
       st.counters["rel_err"] = row.rel_error;
       row.status = "ok";
+      row.note = c->extra_note();
       finish(row);
     } catch (const std::bad_alloc& e) {
       // Kokkos' allocation failures derive from std::bad_alloc.

@@ -46,6 +46,8 @@ void register_activation(registry& r) {
   r.add_op({op, check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
   const double tol = Kind == activation_kind::relu ? 0.0 : 1e-5;
   register_layer_all_layouts<act_kernel<Kind, false>>(r, op, "global", "coalesced", "naive", "", tol);
+  register_layer_spaces<act_kernel<Kind, false>>(r, op, "coalesced", "naive", "", tol);
+  r.add_unavailable(op + "/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");
   register_layer_all_layouts<act_kernel<Kind, true>>(r, op, "global", "coalesced", "in_place", "", tol);
 }
 

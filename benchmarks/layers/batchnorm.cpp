@@ -46,6 +46,7 @@ struct bn_kernel : layer_kernel_base {
 const registrar reg([](registry& r) {
   r.add_op({"batchnorm", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
   register_layer_all_layouts<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "global", "coalesced", "naive", "", 1e-5);
+  register_layer_spaces<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "coalesced", "naive", "", 1e-5);
   register_layer_all_layouts<bn_kernel<variant::batchnorm_fused>>(r, "batchnorm", "global", "coalesced", "fused", "", 1e-5);
 });
 }  // namespace

@@ -78,5 +78,7 @@ const registrar reg([](registry& r) {
             },
             [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
   register_layer_all_layouts<concat_kernel>(r, "concat", "global", "coalesced", "naive", "", 0.0);
+  register_layer_spaces<concat_kernel>(r, "concat", "coalesced", "naive", "", 0.0);
+  r.add_unavailable("concat/*/scratch", "a copy: no data is reused, nothing to stage in scratch");
 });
 }  // namespace

@@ -4,6 +4,7 @@
 // the whole input, so both ops share the case, the reference and the cost model.) A variant
 // file supplies only a launcher and registers it with register_conv2d / register_fc.
 #include "../harness/reference_cache.hpp"
+#include "../harness/memory_spaces.hpp"
 #include "../harness/registry.hpp"
 
 #include <kcnn/conv2d_params.hpp>
@@ -78,9 +79,26 @@ struct constant_weights_launch : conv_launch_base {
   }
 };
 
-template <class Layout, class Launch, class MemSpace = Kokkos::DefaultExecutionSpace::memory_space>
+// Launch with input, weights and bias as const MemoryTraits<RandomAccess> views (CUDA: the
+// read-only data cache path, ld.global.nc).
+template <class Launch>
+struct readonly_launch : Launch {
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void operator()(const Exec& e, const In& in, const Wt& wt, const Bias& b, const Out& out,
+                  const conv2d_params& p) const {
+    using ra = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
+    using mem = typename In::memory_space;
+    using L = typename In::layout_tag;
+    const tensor4<const float, L, mem, ra> in_ro(in), wt_ro(wt);
+    const Kokkos::View<const float*, mem, ra> b_ro = b;
+    Launch::operator()(e, in_ro, wt_ro, b_ro, out, p);
+  }
+};
+
+template <class Layout, class Launch, class Space = space_global>
 class conv_case : public bench_case {
  public:
+  using MemSpace = typename Space::memory_space;
   using exec = Kokkos::DefaultExecutionSpace;
   using tensor = tensor4<float, Layout, MemSpace>;
 
@@ -99,9 +117,13 @@ class conv_case : public bench_case {
     fill_random(bias_, seed + 2, 0.1f);
     poison(out_);
     launch_.prepare(exec(), p_, in_, wt_, bias_);
+    Kokkos::fence();
+    space_.prepare(buffers());
   }
 
+  void before_run() override { space_.before_run(buffers()); }
   void run() override { launch_(exec(), in_, wt_, bias_, out_, p_); }
+  std::string extra_note() const override { return space_.note(); }
 
   comparison validate() override {
     auto out_h = create_mirror_view(out_);
@@ -145,8 +167,16 @@ class conv_case : public bench_case {
     });
   }
 
+  std::vector<buffer> buffers() const {
+    return {{in_.view().data(), in_.bytes(), false},
+            {wt_.view().data(), wt_.bytes(), true},
+            {bias_.data(), bias_.span() * sizeof(float), true},
+            {out_.view().data(), out_.bytes(), false}};
+  }
+
   std::string op_;
   conv2d_params p_;
+  Space space_;
   std::array<axis, 4> order_;
   std::uint64_t seed_ = 0;
   tensor in_, wt_, out_;
@@ -155,7 +185,7 @@ class conv_case : public bench_case {
 };
 
 namespace detail {
-template <class Layout, class Launch>
+template <class Layout, class Launch, class Space = space_global>
 void register_conv_variant(registry& r, const std::string& op,
                            conv2d_params (*to_params)(const layer_spec&), const std::string& space,
                            const std::string& pattern, const std::string& variant,
@@ -167,7 +197,7 @@ void register_conv_variant(registry& r, const std::string& op,
         return Launch::template unsupported<Layout>(to_params(s));
       },
       [op, to_params, order](const layer_spec& s) -> std::unique_ptr<bench_case> {
-        return std::make_unique<conv_case<Layout, Launch>>(op, to_params(s), order);
+        return std::make_unique<conv_case<Layout, Launch, Space>>(op, to_params(s), order);
       }});
 }
 }  // namespace detail
@@ -188,6 +218,20 @@ void register_fc(registry& r, const std::string& space, const std::string& patte
   (detail::register_conv_variant<Layouts, Launch>(r, "fc", fc_from_spec, space, pattern, variant,
                                                   tuning, Layouts::order, Layouts::name),
    ...);
+}
+
+// The CUDA-only memory spaces (managed cold / prefetched / advised, pinned) of a conv2d or fc
+// launcher, in nchw, nhwc and chwn; nothing on host builds.
+template <class Launch>
+void register_conv_cuda_spaces(registry& r, const std::string& op, const std::string& pattern,
+                               const std::string& variant) {
+  auto to_params = op == "fc" ? fc_from_spec : conv2d_from_spec;
+  for_each_cuda_space([&](auto space) {
+    using S = decltype(space);
+    detail::register_conv_variant<layout::nchw, Launch, S>(r, op, to_params, S::name, pattern, variant, "", layout::nchw::order, "nchw");
+    detail::register_conv_variant<layout::nhwc, Launch, S>(r, op, to_params, S::name, pattern, variant, "", layout::nhwc::order, "nhwc");
+    detail::register_conv_variant<layout::chwn, Launch, S>(r, op, to_params, S::name, pattern, variant, "", layout::chwn::order, "chwn");
+  });
 }
 
 // Registers a conv2d variant on the runtime-strided layout, once per physical order given

@@ -49,6 +49,7 @@ const registrar reg([](registry& r) {
             },
             [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
   register_layer_all_layouts<lrn_kernel<variant::lrn_naive>>(r, "lrn", "global", "coalesced", "naive", "", 1e-4);
+  register_layer_spaces<lrn_kernel<variant::lrn_naive>>(r, "lrn", "coalesced", "naive", "", 1e-4);
   register_layer_all_layouts<lrn_kernel<variant::lrn_sliding>>(r, "lrn", "global", "coalesced", "sliding", "", 1e-4);
 });
 }  // namespace

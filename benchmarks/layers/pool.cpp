@@ -61,6 +61,7 @@ void register_pool(registry& r, const char* op) {
             [](const layer_spec& s) { return pool_from_spec(s, Kind).output_dims(); }});
   const double tol = Kind == pool_kind::max ? 0.0 : 1e-5;
   register_layer_all_layouts<pool_kernel<Kind, variant::pool_naive>>(r, op, "global", "coalesced", "naive", "", tol);
+  register_layer_spaces<pool_kernel<Kind, variant::pool_naive>>(r, op, "coalesced", "naive", "", tol);
   register_layer_all_layouts<pool_kernel<Kind, variant::pool_regtile<1, 2>>>(r, op, "global", "regtile", "regtile", "h1w2", tol);
   register_layer_all_layouts<pool_kernel<Kind, variant::pool_regtile<1, 4>>>(r, op, "global", "regtile", "regtile", "h1w4", tol);
   register_layer_all_layouts<pool_kernel<Kind, variant::pool_regtile<2, 2>>>(r, op, "global", "regtile", "regtile", "h2w2", tol);

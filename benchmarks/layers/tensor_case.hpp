@@ -3,6 +3,7 @@
 // softmax, add, concat, layout transforms): allocation, seeded fill, NaN poison, reference and
 // validation around a kernel descriptor K that supplies the shapes, the launch and the
 // reference. A layer file defines its descriptors and registers them with register_layer.
+#include "../harness/memory_spaces.hpp"
 #include "../harness/registry.hpp"
 
 #include <kcnn/fill.hpp>
@@ -37,11 +38,11 @@ struct layer_kernel_base {
 // inputs(p); static dims4 output(p); static double tolerance(p); static double bytes(p),
 // flops(p); void run(exec, ins, vecs, out, p) const; static std::vector<double>
 // reference(p, host_ins, host_vecs).
-template <class InL, class OutL, class K>
+template <class InL, class OutL, class K, class Space = space_global>
 class tensor_case : public bench_case {
  public:
   using exec = Kokkos::DefaultExecutionSpace;
-  using mem = exec::memory_space;
+  using mem = typename Space::memory_space;
   using in_t = tensor4<float, InL, mem>;
   using out_t = tensor4<float, OutL, mem>;
   using vec_t = Kokkos::View<float*, mem>;
@@ -78,9 +79,13 @@ class tensor_case : public bench_case {
       poison(out_);
     }
     k_.prepare(exec(), p_);
+    Kokkos::fence();
+    space_.prepare(buffers());
   }
 
+  void before_run() override { space_.before_run(buffers()); }
   void run() override { k_.run(exec(), ins_, vecs_, out_, p_); }
+  std::string extra_note() const override { return space_.note(); }
 
   comparison validate() override {
     std::vector<host_in_t> hins;
@@ -117,8 +122,17 @@ class tensor_case : public bench_case {
 
  private:
   using host_in_t = decltype(create_mirror_view(std::declval<in_t>()));
+  std::vector<buffer> buffers() const {
+    std::vector<buffer> b;
+    for (const auto& t : ins_) b.push_back({t.view().data(), t.bytes(), false});
+    for (const auto& v : vecs_) b.push_back({v.data(), v.span() * sizeof(float), true});
+    if (!K::in_place) b.push_back({out_.view().data(), out_.bytes(), false});
+    return b;
+  }
+
   params p_;
   K k_;
+  Space space_;
   std::vector<in_t> ins_;
   std::vector<vec_t> vecs_;
   out_t out_;
@@ -127,7 +141,7 @@ class tensor_case : public bench_case {
 
 // Registers descriptor K for op `op` with input layout InL and output layout OutL (the same
 // except for transforms); the key's layout is InL's name.
-template <class K, class InL, class OutL = InL>
+template <class K, class InL, class OutL = InL, class Space = space_global>
 void register_layer(registry& r, const std::string& op, const std::string& space,
                     const std::string& pattern, const std::string& variant,
                     const std::string& tuning, double tolerance) {
@@ -135,8 +149,42 @@ void register_layer(registry& r, const std::string& op, const std::string& space
       op, InL::name, space, pattern, variant, tuning, tolerance,
       [](const layer_spec& s) { return K::template unsupported<InL>(K::from_spec(s)); },
       [](const layer_spec& s) -> std::unique_ptr<bench_case> {
-        return std::make_unique<tensor_case<InL, OutL, K>>(s);
+        return std::make_unique<tensor_case<InL, OutL, K, Space>>(s);
       }});
+}
+
+// K with its inputs and per-channel vectors read through const MemoryTraits<RandomAccess>
+// views (CUDA: the read-only data cache, ld.global.nc).
+template <class K>
+struct readonly_kernel : K {
+  template <class Exec, class Ins, class Vecs, class Out, class Params>
+  void run(const Exec& e, const Ins& ins, const Vecs& vecs, const Out& out, const Params& p) const {
+    using in_t = typename Ins::value_type;
+    using ra = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
+    using ro_t = tensor4<const float, typename in_t::layout_tag, typename in_t::memory_space, ra>;
+    using ro_vec = Kokkos::View<const float*, typename in_t::memory_space, ra>;
+    std::vector<ro_t> ro(ins.begin(), ins.end());
+    std::vector<ro_vec> rv(vecs.begin(), vecs.end());
+    K::run(e, ro, rv, out, p);
+  }
+};
+
+// The memory-space axis of a memory-bound op's variant K in nchw, nhwc and chwn: readonly
+// (unless K works in place) and, on CUDA builds, managed (cold, prefetched, advised) and pinned.
+template <class K>
+void register_layer_spaces(registry& r, const std::string& op, const std::string& pattern,
+                           const std::string& variant, const std::string& tuning, double tolerance) {
+  if constexpr (!K::in_place) {
+    register_layer<readonly_kernel<K>, layout::nchw>(r, op, "readonly", pattern, variant, tuning, tolerance);
+    register_layer<readonly_kernel<K>, layout::nhwc>(r, op, "readonly", pattern, variant, tuning, tolerance);
+    register_layer<readonly_kernel<K>, layout::chwn>(r, op, "readonly", pattern, variant, tuning, tolerance);
+  }
+  for_each_cuda_space([&](auto space) {
+    using S = decltype(space);
+    register_layer<K, layout::nchw, layout::nchw, S>(r, op, S::name, pattern, variant, tuning, tolerance);
+    register_layer<K, layout::nhwc, layout::nhwc, S>(r, op, S::name, pattern, variant, tuning, tolerance);
+    register_layer<K, layout::chwn, layout::chwn, S>(r, op, S::name, pattern, variant, tuning, tolerance);
+  });
 }
 
 // The same descriptor in nchw, nhwc and chwn.

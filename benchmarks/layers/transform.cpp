@@ -34,6 +34,7 @@ void register_pair(registry& r) {
   const std::string to = std::string("to_") + To::name;
   register_layer<transform_kernel<variant::transform_naive>, From, To>(r, "transform", "global", "coalesced", "naive", to, 0.0);
   register_layer<transform_kernel<variant::transform_tiled>, From, To>(r, "transform", "scratch", "tiled", "tiled", to, 0.0);
+  register_layer<readonly_kernel<transform_kernel<variant::transform_naive>>, From, To>(r, "transform", "readonly", "coalesced", "naive", to, 0.0);
 }
 
 const registrar reg([](registry& r) {

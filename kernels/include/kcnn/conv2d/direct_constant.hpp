@@ -12,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <stdexcept>
+#include <type_traits>
 
 namespace kcnn {
 
@@ -86,7 +87,19 @@ struct conv2d_constant_functor {
 
 namespace variant {
 struct direct_constant {};
+// Constant weights with the threads of a warp on one filter (every lane reads the same weight:
+// a broadcast) or on consecutive filters (every lane a different weight: serialised).
+struct direct_constant_warp_uniform {};
+struct direct_constant_warp_divergent {};
 }  // namespace variant
+
+// Thread orders of the two constant-memory mappings for an output layout: uniform keeps k fixed
+// along consecutive threads (the layout's own order unless k is its fastest axis, then nchw's);
+// divergent makes k the fastest axis.
+template <class Layout>
+using warp_uniform_order =
+    std::conditional_t<Layout::order[3] == axis::c, layout::nchw, Layout>;
+using warp_divergent_order = layout::nhwc;
 
 // One thread per output along the output layout (as direct_coalesced), weights from `f`.
 template <class Exec, class In, class Out, int Capacity>
@@ -94,6 +107,22 @@ void conv2d(const Exec& exec, const In& in, const constant_filter<Capacity>& f, 
             const conv2d_params& p, variant::direct_constant) {
   using functor = detail::conv2d_constant_functor<detail::mapping::coalesced, Capacity, In, Out>;
   parallel_for_constant("kcnn::conv2d_direct_constant", exec, out.size(), functor{in, out, p, f});
+}
+
+template <class Exec, class In, class Out, int Capacity>
+void conv2d(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
+            const conv2d_params& p, variant::direct_constant_warp_uniform) {
+  using order = warp_uniform_order<typename Out::layout_tag>;
+  using functor = detail::conv2d_constant_functor<detail::mapping::in_order<order>, Capacity, In, Out>;
+  parallel_for_constant("kcnn::conv2d_direct_constant_uniform", exec, out.size(), functor{in, out, p, f});
+}
+
+template <class Exec, class In, class Out, int Capacity>
+void conv2d(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
+            const conv2d_params& p, variant::direct_constant_warp_divergent) {
+  using functor = detail::conv2d_constant_functor<detail::mapping::in_order<warp_divergent_order>,
+                                                  Capacity, In, Out>;
+  parallel_for_constant("kcnn::conv2d_direct_constant_divergent", exec, out.size(), functor{in, out, p, f});
 }
 
 }  // namespace kcnn

@@ -80,6 +80,16 @@ struct against_layout {
     Out::layout_tag::against::storage_coords(i, out.dims(), n, k, oh, ow);
   }
 };
+// Threads follow a fixed physical order whatever the layout (e.g. k fastest), used to choose
+// which operand consecutive threads share.
+template <class Order>
+struct in_order {
+  template <class Out>
+  KOKKOS_FORCEINLINE_FUNCTION static void coords(const Out& out, std::size_t i, int& n, int& k,
+                                                 int& oh, int& ow) {
+    Order::storage_coords(i, out.dims(), n, k, oh, ow);
+  }
+};
 }  // namespace mapping
 
 template <class Mapping, class In, class Wt, class Bias, class Out>

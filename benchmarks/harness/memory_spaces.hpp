@@ -1,0 +1,108 @@
+#pragma once
+// Memory-space policies of the benchmark cases: where the operands are allocated and what is
+// done to them outside the timed region. The CUDA-only spaces (managed memory cold, prefetched
+// and advised; host-pinned zero-copy) live here and in memory_spaces.cpp, behind
+// KOKKOS_ENABLE_CUDA, and nowhere else.
+//
+// global, scratch, constant and readonly all allocate in the default device memory; scratch and
+// constant differ in the kernel, readonly in the views' traits.
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace kcnn::bench {
+
+// One allocation of a case, as the space policies see it.
+struct buffer {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  bool read_mostly = false;  // weights and per-channel parameters, as opposed to activations
+};
+
+struct space_global {
+  static constexpr const char* name = "global";
+  using memory_space = Kokkos::DefaultExecutionSpace::memory_space;
+  void prepare(const std::vector<buffer>&) {}     // once, after the fill
+  void before_run(const std::vector<buffer>&) {}  // before every run, untimed
+  std::string note() const { return {}; }
+};
+
+// True when this build has the CUDA-only spaces.
+bool have_cuda_spaces();
+// Why the CUDA-only spaces are missing (empty if they are not).
+std::string cuda_spaces_unavailable_reason();
+
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace cuda_memory {
+// Reads and rewrites one byte of every 4 KiB page on the host: managed pages migrate to the
+// host, so the next kernel pays the page faults.
+void touch_on_host(const buffer& b);
+// cudaMemPrefetchAsync to the current device (CUDA 13 and older signatures), then synchronise.
+void prefetch_to_device(const buffer& b);
+// Read-mostly advice for weights, preferred location = device for activations.
+void advise(const buffer& b);
+}  // namespace cuda_memory
+
+// Managed memory first touched on the host before every run: the kernel pays the faults.
+struct space_uvm_cold {
+  static constexpr const char* name = "uvm_cold";
+  using memory_space = Kokkos::CudaUVMSpace;
+  void prepare(const std::vector<buffer>&) {}
+  void before_run(const std::vector<buffer>& bs) {
+    for (const auto& b : bs) cuda_memory::touch_on_host(b);
+  }
+  std::string note() const { return "managed memory touched on the host before every run"; }
+};
+
+// Cold as above, then an explicit prefetch to the device before the timed region; the
+// prefetch is timed on its own and reported in the note.
+struct space_uvm_prefetch {
+  static constexpr const char* name = "uvm_prefetch";
+  using memory_space = Kokkos::CudaUVMSpace;
+  std::vector<double> prefetch_s;
+  void prepare(const std::vector<buffer>&) {}
+  void before_run(const std::vector<buffer>& bs);
+  std::string note() const;
+};
+
+// Cold as above, with memory advice given once: read-mostly for weights, preferred location
+// device for activations.
+struct space_uvm_advise {
+  static constexpr const char* name = "uvm_advise";
+  using memory_space = Kokkos::CudaUVMSpace;
+  void prepare(const std::vector<buffer>& bs) {
+    for (const auto& b : bs) cuda_memory::advise(b);
+  }
+  void before_run(const std::vector<buffer>& bs) {
+    for (const auto& b : bs) cuda_memory::touch_on_host(b);
+  }
+  std::string note() const { return "managed memory with advice, touched on the host before every run"; }
+};
+
+// Host-pinned memory read and written by the kernel directly (zero copy over the link).
+struct space_pinned {
+  static constexpr const char* name = "pinned";
+  using memory_space = Kokkos::CudaHostPinnedSpace;
+  void prepare(const std::vector<buffer>&) {}
+  void before_run(const std::vector<buffer>&) {}
+  std::string note() const { return {}; }
+};
+#endif
+
+// Calls f(Space{}) for each CUDA-only space on CUDA builds; nothing on host builds.
+// Registration helpers use it so that layer files never test KOKKOS_ENABLE_CUDA.
+template <class F>
+void for_each_cuda_space(const F& f) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  f(space_uvm_cold{});
+  f(space_uvm_prefetch{});
+  f(space_uvm_advise{});
+  f(space_pinned{});
+#else
+  (void)f;
+#endif
+}
+
+}  // namespace kcnn::bench

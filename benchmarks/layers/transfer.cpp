@@ -1,0 +1,85 @@
+// transfer: the copy bandwidth study. A row copies n*c*h*w floats between two memory spaces
+// with Kokkos::deep_copy; bytes = the buffer's size (counted once). Host builds: host to host.
+// CUDA builds (this file is the one place for them): host to device and device to host from
+// pageable and from pinned host memory, and device to device. Transfers are one-dimensional;
+// their layout field reads nchw.
+#include "../harness/registry.hpp"
+
+#include <kcnn/fill.hpp>
+#include <kcnn/validate.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace {
+using namespace kcnn;
+using namespace kcnn::bench;
+
+template <class Src, class Dst>
+class transfer_case : public bench_case {
+ public:
+  explicit transfer_case(const layer_spec& s) : d_{s.n, s.c, s.h, s.w} {}
+  void setup(std::uint64_t seed) override {
+    src_ = Kokkos::View<float*, Src>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "transfer.src"), d_.size());
+    dst_ = Kokkos::View<float*, Dst>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "transfer.dst"), d_.size());
+    fill_random(src_, seed);
+    Kokkos::deep_copy(dst_, compat::quiet_nan<float>());
+  }
+  void run() override { Kokkos::deep_copy(dst_, src_); }
+  comparison validate() override {
+    auto s = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), src_);
+    auto d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dst_);
+    std::vector<double> ref(d_.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = s(i);
+    return compare_flat(d, ref);
+  }
+  std::vector<double> output() override {
+    auto d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dst_);
+    return std::vector<double>(d.data(), d.data() + d.extent(0));
+  }
+  case_cost cost() const override { return {4.0 * double(d_.size()), 0.0, 0.0}; }
+
+ private:
+  template <class V>
+  comparison compare_flat(const V& d, const std::vector<double>& ref) const {
+    const dims4 flat{1, 1, 1, int(ref.size())};
+    return compare([&](int, int, int, int w) { return double(d(std::size_t(w))); }, flat, ref, 0.0);
+  }
+  dims4 d_;
+  Kokkos::View<float*, Src> src_;
+  Kokkos::View<float*, Dst> dst_;
+};
+
+template <class Src, class Dst>
+void register_transfer(registry& r, const std::string& space, const std::string& direction) {
+  r.add_variant(variant_info{"transfer", "nchw", space, "coalesced", direction, "", 0.0,
+                             [](const layer_spec& s) {
+                               return s.out.size() > std::size_t(2147483647)
+                                          ? std::string("more than 2^31 elements")
+                                          : std::string();
+                             },
+                             [](const layer_spec& s) -> std::unique_ptr<bench_case> {
+                               return std::make_unique<transfer_case<Src, Dst>>(s);
+                             }});
+}
+
+const registrar reg([](registry& r) {
+  r.add_op({"transfer",
+            [](const layer_spec& s) -> field_error {
+              const struct { const char* name; int v; } dims[] = {{"n", s.n}, {"c", s.c}, {"h", s.h}, {"w", s.w}};
+              for (const auto& d : dims)
+                if (d.v <= 0) return {d.name, "must be > 0, got " + std::to_string(d.v)};
+              return {};
+            },
+            [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+  register_transfer<Kokkos::HostSpace, Kokkos::HostSpace>(r, "global", "h2h");
+#if defined(KOKKOS_ENABLE_CUDA)
+  register_transfer<Kokkos::HostSpace, Kokkos::CudaSpace>(r, "global", "h2d");
+  register_transfer<Kokkos::CudaHostPinnedSpace, Kokkos::CudaSpace>(r, "pinned", "h2d");
+  register_transfer<Kokkos::CudaSpace, Kokkos::HostSpace>(r, "global", "d2h");
+  register_transfer<Kokkos::CudaSpace, Kokkos::CudaHostPinnedSpace>(r, "pinned", "d2h");
+  register_transfer<Kokkos::CudaSpace, Kokkos::CudaSpace>(r, "global", "d2d");
+#else
+  r.add_unavailable("transfer h2d, d2h (pageable and pinned), d2d", "no CUDA backend in this build");
+#endif
+});
+}  // namespace

@@ -1,0 +1,147 @@
+// The memory-space axis on this build: registration per space, the constant-memory capacity
+// rule, scratch sizing from the queried limit, the two constant-memory thread mappings, and
+// the transfer study's rows.
+#include "memory_spaces.hpp"
+#include "registry.hpp"
+
+#include <kcnn/conv2d/direct_constant.hpp>
+#include <kcnn/conv2d/direct_tiled_scratch.hpp>
+#include <kcnn/pool.hpp>
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace kcnn;
+using namespace kcnn::bench;
+
+namespace {
+std::set<std::string> ops_with_space(const std::string& space) {
+  std::set<std::string> ops;
+  for (const auto& v : registry::instance().variants())
+    if (v.space == space && v.variant.rfind("faulty_", 0) != 0) ops.insert(v.op);
+  return ops;
+}
+layer_spec spec(const std::string& op, int n, int c, int h, int w, int k = 0, int r = 0, int s = 0,
+                int stride = 1, int pad = 0, int groups = 1) {
+  layer_spec l;
+  l.network = "t";
+  l.layer = op;
+  l.op = op;
+  l.n = n; l.c = c; l.h = h; l.w = w; l.k = k; l.r = r; l.s = s;
+  l.stride = stride; l.pad = pad; l.groups = groups;
+  l.out = registry::instance().find_op(op)->output(l);
+  return l;
+}
+}  // namespace
+
+TEST(MemorySpaces, ReadonlyForEveryOpThatReadsAnInput) {
+  const auto ro = ops_with_space("readonly");
+  for (const char* op : {"conv2d", "fc", "pool_max", "pool_avg", "relu", "leaky_relu", "sigmoid", "tanh",
+                         "elu", "lrn", "batchnorm", "softmax", "add", "concat", "transform"})
+    EXPECT_TRUE(ro.count(op)) << op;
+}
+
+TEST(MemorySpaces, ScratchWhereDataIsReusedAndConstantWhereThereAreWeights) {
+  EXPECT_EQ(ops_with_space("scratch"),
+            (std::set<std::string>{"conv2d", "fc", "pool_max", "pool_avg", "softmax", "transform"}));
+  EXPECT_EQ(ops_with_space("constant"), (std::set<std::string>{"conv2d", "fc"}));
+  // The others are explained, not silently missing.
+  std::string notes;
+  for (const auto& [what, why] : registry::instance().unavailable()) notes += what + ": " + why + "\n";
+  EXPECT_NE(notes.find("relu/*/scratch"), std::string::npos);
+  EXPECT_NE(notes.find("lrn/*/scratch"), std::string::npos);
+  EXPECT_NE(notes.find("batchnorm/*/scratch"), std::string::npos);
+}
+
+TEST(MemorySpaces, CudaOnlySpacesExistExactlyOnCudaBuilds) {
+  for (const char* s : {"uvm_cold", "uvm_prefetch", "uvm_advise", "pinned"}) {
+    EXPECT_EQ(!ops_with_space(s).empty(), have_cuda_spaces()) << s;
+    if (!have_cuda_spaces()) {
+      bool explained = false;
+      for (const auto& [what, why] : registry::instance().unavailable())
+        explained |= what == std::string("memory space ") + s && why.find("CUDA") != std::string::npos;
+      EXPECT_TRUE(explained) << s;
+    }
+  }
+}
+
+TEST(MemorySpaces, ConstantCapacityRule) {
+  using filter = constant_filter<constant_filter_capacity>;
+  conv2d_params p{1, 16, 8, 8, 32, 3, 3, 1, 1, 1};  // 32*16*9 + 32 = 4640 floats
+  EXPECT_TRUE(filter::fits(p));
+  p.k = 53;  // 53*16*9 + 53 = 7685 > 7680
+  EXPECT_FALSE(filter::fits(p));
+  p.k = 52;  // 52*16*9 + 52 = 7540
+  EXPECT_TRUE(filter::fits(p));
+  // The registry refuses the layer with the reason, for every constant variant.
+  const layer_spec big = spec("conv2d", 1, 16, 8, 8, 53, 3, 3, 1, 1, 1);
+  int refused = 0;
+  for (const auto& v : registry::instance().variants())
+    if (v.op == "conv2d" && v.space == "constant") {
+      const std::string why = v.unsupported(big);
+      EXPECT_NE(why.find("exceed the constant capacity of 7680"), std::string::npos) << why;
+      ++refused;
+    }
+  EXPECT_EQ(refused, 6);  // 3 layouts x (warp_uniform, warp_divergent)
+  // A functor carrying the filter stays under CUDA's 32 KiB constant-launch limit.
+  EXPECT_LT(sizeof(filter), 32768u - 512u);
+}
+
+TEST(MemorySpaces, ConstantMappingsPutOneOrManyFiltersOnAWarp) {
+  // uniform: k fixed along consecutive threads; divergent: k fastest.
+  EXPECT_TRUE((std::is_same_v<warp_uniform_order<layout::nchw>, layout::nchw>));
+  EXPECT_TRUE((std::is_same_v<warp_uniform_order<layout::chwn>, layout::chwn>));
+  EXPECT_TRUE((std::is_same_v<warp_uniform_order<layout::nhwc>, layout::nchw>));
+  const dims4 d{2, 8, 3, 3};
+  int n, k, h, w, k_next;
+  warp_uniform_order<layout::nhwc>::storage_coords(0, d, n, k, h, w);
+  warp_uniform_order<layout::nhwc>::storage_coords(1, d, n, k_next, h, w);
+  EXPECT_EQ(k, k_next);
+  warp_divergent_order::storage_coords(0, d, n, k, h, w);
+  warp_divergent_order::storage_coords(1, d, n, k_next, h, w);
+  EXPECT_EQ(k + 1, k_next);
+}
+
+TEST(MemorySpaces, ScratchTilesRespectTheQueriedLimit) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  const std::size_t limit = scratch_limit<exec>(0);
+  EXPECT_GT(limit, 1024u);
+  const conv2d_params vgg{1, 128, 56, 56, 256, 3, 3, 1, 1, 1}, alex1{1, 3, 227, 227, 96, 11, 11, 4, 0, 1};
+  for (std::size_t budget : {limit, std::size_t(16384), std::size_t(4096)}) {
+    for (const auto& p : {vgg, alex1}) {
+      const auto a = choose_conv2d_tile<layout::nchw>(p, budget);
+      const auto b = choose_conv2d_tile<layout::chwn>(p, budget);
+      for (const auto& t : {a, b}) {
+        if (t.cc == 0) continue;
+        EXPECT_LE(t.bytes(), budget) << t.describe();
+        EXPECT_LE(t.cc, p.c_per_group());
+      }
+    }
+  }
+  // 11x11 windows at stride 4 cannot tile in 512 bytes: the variant is then not registered.
+  EXPECT_EQ(choose_conv2d_tile<layout::nchw>(alex1, 512).cc, 0);
+  pool_params pp;
+  pp.n = 8; pp.c = 96; pp.h = 55; pp.w = 55; pp.r = 3; pp.s = 3; pp.stride = 2; pp.ceil_mode = true;
+  const dims4 t = pool_tile<layout::nhwc>(pp, limit);
+  EXPECT_GT(t.size(), 0u);
+  EXPECT_LE(std::size_t(t.n) * t.c * ((t.h - 1) * 2 + 3) * ((t.w - 1) * 2 + 3) * 4, limit);
+}
+
+TEST(MemorySpaces, TransferRowsCopyExactly) {
+  const layer_spec l = spec("transfer", 1, 1, 3, 1000);
+  int ran = 0;
+  for (const auto& v : registry::instance().variants()) {
+    if (v.op != "transfer") continue;
+    auto c = v.make(l);
+    c->setup(5);
+    c->run();
+    Kokkos::fence();
+    const auto cmp = c->validate();
+    EXPECT_TRUE(cmp.passed) << v.variant << ": " << cmp.message;
+    EXPECT_EQ(cmp.rel_l2, 0.0);
+    EXPECT_EQ(c->cost().bytes, 4.0 * 3000);
+    ++ran;
+  }
+  EXPECT_EQ(ran, have_cuda_spaces() ? 6 : 1);
+}
