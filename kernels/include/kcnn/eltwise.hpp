@@ -1,6 +1,6 @@
 #pragma once
-// Residual add (out = a + b) and concatenation along channels, one thread per output element
-// in the output's storage order.
+// Residual add (out = a + b), one thread per output element in the output's storage order, and
+// concatenation along channels.
 #include <kcnn/layout.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -23,20 +23,17 @@ struct add_functor {
   }
 };
 
-inline constexpr int concat_max_inputs = 8;
-
+// Copies one input into its slab of the output channels, walking the slab in the output's
+// storage order so that the writes are coalesced.
 template <class In, class Out>
-struct concat_functor {
-  Kokkos::Array<In, concat_max_inputs> in;
-  Kokkos::Array<int, concat_max_inputs + 1> offset;  // first output channel of each input
-  int count;
+struct concat_slab_functor {
+  In in;
   Out out;
+  int offset;  // first output channel of this input
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
     int n, c, h, w;
-    out.storage_coords(i, n, c, h, w);
-    int j = 0;
-    while (j + 1 < count && c >= offset[j + 1]) ++j;
-    out(n, c, h, w) = in[j](n, c - offset[j], h, w);
+    Out::layout_tag::storage_coords(i, in.dims(), n, c, h, w);
+    out(n, offset + c, h, w) = in(n, c, h, w);
   }
 };
 }  // namespace detail
@@ -47,22 +44,20 @@ void add(const Exec& exec, const A& a, const B& b, const Out& out) {
                        detail::add_functor<A, B, Out>{a, b, out});
 }
 
-// inputs: up to 8 tensors with equal n, h, w; out has the sum of their channels.
+// inputs: tensors with equal n, h, w; out has the sum of their channels. One launch per input
+// (each copies its own channel slab), as Caffe's concat layer does.
 template <class Exec, class In, class Out>
 void concat(const Exec& exec, const std::vector<In>& inputs, const Out& out) {
-  if (inputs.empty() || inputs.size() > std::size_t(detail::concat_max_inputs))
-    throw std::invalid_argument("concat: 1 to 8 inputs");
-  detail::concat_functor<In, Out> f;
-  f.count = int(inputs.size());
-  int off = 0;
-  for (int j = 0; j < f.count; ++j) {
-    f.in[j] = inputs[j];
-    f.offset[j] = off;
-    off += inputs[j].dims().c;
+  int offset = 0;
+  for (const auto& in : inputs) {
+    if (in.dims().n != out.dims().n || in.dims().h != out.dims().h || in.dims().w != out.dims().w ||
+        offset + in.dims().c > out.dims().c)
+      throw std::invalid_argument("concat: input shapes do not match the output");
+    Kokkos::parallel_for("kcnn::concat", Kokkos::RangePolicy<Exec>(exec, 0, in.size()),
+                         detail::concat_slab_functor<In, Out>{in, out, offset});
+    offset += in.dims().c;
   }
-  f.offset[f.count] = off;
-  f.out = out;
-  Kokkos::parallel_for("kcnn::concat", Kokkos::RangePolicy<Exec>(exec, 0, out.size()), f);
+  if (offset != out.dims().c) throw std::invalid_argument("concat: inputs do not fill the output channels");
 }
 
 }  // namespace kcnn
