@@ -32,6 +32,14 @@ struct field_error {
   explicit operator bool() const { return !message.empty(); }
 };
 
+// Turns a params check() message "field: what" into a field_error (empty message: no error).
+inline field_error field_error_from(const std::string& e) {
+  if (e.empty()) return {};
+  const auto colon = e.find(": ");
+  if (colon == std::string::npos) return {"op", e};
+  return {e.substr(0, colon), e.substr(colon + 2)};
+}
+
 // Shape rule of an op: validates a spec and computes its output shape.
 struct op_info {
   std::string name;

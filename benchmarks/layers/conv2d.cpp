@@ -5,11 +5,7 @@ namespace {
 const kcnn::bench::registrar conv2d_op([](kcnn::bench::registry& r) {
   r.add_op({"conv2d",
             [](const kcnn::bench::layer_spec& s) -> kcnn::bench::field_error {
-              const std::string e = kcnn::bench::conv2d_from_spec(s).check();
-              if (e.empty()) return {};
-              const auto colon = e.find(": ");
-              if (colon == std::string::npos) return {"k", e};
-              return {e.substr(0, colon), e.substr(colon + 2)};
+              return kcnn::bench::field_error_from(kcnn::bench::conv2d_from_spec(s).check());
             },
             [](const kcnn::bench::layer_spec& s) {
               return kcnn::bench::conv2d_from_spec(s).output_dims();

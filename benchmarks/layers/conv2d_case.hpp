@@ -86,12 +86,7 @@ struct readonly_launch : Launch {
   template <class Exec, class In, class Wt, class Bias, class Out>
   void operator()(const Exec& e, const In& in, const Wt& wt, const Bias& b, const Out& out,
                   const conv2d_params& p) const {
-    using ra = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
-    using mem = typename In::memory_space;
-    using L = typename In::layout_tag;
-    const tensor4<const float, L, mem, ra> in_ro(in), wt_ro(wt);
-    const Kokkos::View<const float*, mem, ra> b_ro = b;
-    Launch::operator()(e, in_ro, wt_ro, b_ro, out, p);
+    Launch::operator()(e, read_only(in), read_only(wt), read_only(b), out, p);
   }
 };
 

@@ -53,10 +53,7 @@ template <pool_kind Kind>
 void register_pool(registry& r, const char* op) {
   r.add_op({op,
             [](const layer_spec& s) -> field_error {
-              const std::string e = pool_from_spec(s, Kind).check();
-              if (e.empty()) return {};
-              const auto colon = e.find(": ");
-              return {e.substr(0, colon), e.substr(colon + 2)};
+              return field_error_from(pool_from_spec(s, Kind).check());
             },
             [](const layer_spec& s) { return pool_from_spec(s, Kind).output_dims(); }});
   const double tol = Kind == pool_kind::max ? 0.0 : 1e-5;

@@ -159,12 +159,10 @@ template <class K>
 struct readonly_kernel : K {
   template <class Exec, class Ins, class Vecs, class Out, class Params>
   void run(const Exec& e, const Ins& ins, const Vecs& vecs, const Out& out, const Params& p) const {
-    using in_t = typename Ins::value_type;
-    using ra = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
-    using ro_t = tensor4<const float, typename in_t::layout_tag, typename in_t::memory_space, ra>;
-    using ro_vec = Kokkos::View<const float*, typename in_t::memory_space, ra>;
-    std::vector<ro_t> ro(ins.begin(), ins.end());
-    std::vector<ro_vec> rv(vecs.begin(), vecs.end());
+    std::vector<decltype(read_only(ins[0]))> ro;
+    for (const auto& t : ins) ro.push_back(read_only(t));
+    std::vector<decltype(read_only(std::declval<typename Vecs::value_type>()))> rv;
+    for (const auto& v : vecs) rv.push_back(read_only(v));
     K::run(e, ro, rv, out, p);
   }
 };

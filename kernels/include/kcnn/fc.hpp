@@ -36,42 +36,34 @@ KOKKOS_FORCEINLINE_FUNCTION void feature_coords(int f, const conv2d_params& p, i
   Layout::storage_coords(std::size_t(f), dims4{1, p.c, p.h, p.w}, n0, c, h, w);
 }
 
-template <class In, class Wt, class Bias, class Out>
+// Weights and bias held in views, with constant_filter's interface.
+template <class Wt, class Bias>
+struct view_weights {
+  Wt wt;
+  Bias b;
+  KOKKOS_FORCEINLINE_FUNCTION float weight(const conv2d_params&, int k, int c, int h, int w) const {
+    return wt(k, c, h, w);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION float bias(int k) const { return b(k); }
+};
+
+// One thread per output (n, k) along the output's storage order; W is view_weights (global
+// or read-only memory) or a constant_filter (weights by value in the functor).
+template <class In, class W, class Out>
 struct fc_direct_functor {
   In in;
-  Wt wt;
-  Bias bias;
+  W wts;
   Out out;
   conv2d_params p;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
     int n, k, z0, z1;
     out.storage_coords(i, n, k, z0, z1);
     const int features = p.c * p.h * p.w;
-    float acc = bias(k);
+    float acc = wts.bias(k);
     for (int f = 0; f < features; ++f) {
       int c, h, w;
       feature_coords<typename In::layout_tag>(f, p, c, h, w);
-      acc += in(n, c, h, w) * wt(k, c, h, w);
-    }
-    out(n, k, 0, 0) = acc;
-  }
-};
-
-template <int Capacity, class In, class Out>
-struct fc_constant_functor {
-  In in;
-  Out out;
-  conv2d_params p;
-  constant_filter<Capacity> f;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
-    int n, k, z0, z1;
-    out.storage_coords(i, n, k, z0, z1);
-    const int features = p.c * p.h * p.w;
-    float acc = f.bias(k);
-    for (int j = 0; j < features; ++j) {
-      int c, h, w;
-      feature_coords<typename In::layout_tag>(j, p, c, h, w);
-      acc += in(n, c, h, w) * f.weight(p, k, c, h, w);
+      acc += in(n, c, h, w) * wts.weight(p, k, c, h, w);
     }
     out(n, k, 0, 0) = acc;
   }
@@ -148,15 +140,16 @@ struct fc_gemm {};
 template <class Exec, class In, class Wt, class Bias, class Out>
 void fc(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
         const conv2d_params& p, variant::fc_direct_coalesced) {
+  using W = detail::view_weights<Wt, Bias>;
   Kokkos::parallel_for("kcnn::fc_direct_coalesced", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::fc_direct_functor<In, Wt, Bias, Out>{in, wt, bias, out, p});
+                       detail::fc_direct_functor<In, W, Out>{in, W{wt, bias}, out, p});
 }
 
 template <class Exec, class In, class Out, int Capacity>
 void fc(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
         const conv2d_params& p, variant::direct_constant) {
-  using functor = detail::fc_constant_functor<Capacity, In, Out>;
-  parallel_for_constant("kcnn::fc_direct_constant", exec, out.size(), functor{in, out, p, f});
+  using functor = detail::fc_direct_functor<In, constant_filter<Capacity>, Out>;
+  parallel_for_constant("kcnn::fc_direct_constant", exec, out.size(), functor{in, f, out, p});
 }
 
 template <class Exec, class In, class Wt, class Bias, class Out>

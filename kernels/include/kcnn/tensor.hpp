@@ -96,6 +96,20 @@ void deep_copy(const tensor4<T1, L, P1...>& dst, const tensor4<T2, L, P2...>& sr
   Kokkos::deep_copy(dst.view(), src.view());
 }
 
+// The same data as const MemoryTraits<RandomAccess> handles (CUDA: loads through the read-only
+// data cache, ld.global.nc; no effect on host backends).
+using read_only_traits = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
+template <class T, class Layout, class... P>
+auto read_only(const tensor4<T, Layout, P...>& t) {
+  using mem = typename tensor4<T, Layout, P...>::memory_space;
+  return tensor4<const std::remove_const_t<T>, Layout, mem, read_only_traits>(t);
+}
+template <class T, class... P>
+auto read_only(const Kokkos::View<T*, P...>& v) {
+  using mem = typename Kokkos::View<T*, P...>::memory_space;
+  return Kokkos::View<const std::remove_const_t<T>*, mem, read_only_traits>(v);
+}
+
 // A rank-1 parameter vector (bias, per-channel statistics).
 template <class T, class MemSpace = Kokkos::DefaultExecutionSpace::memory_space>
 using vector_view = Kokkos::View<T*, MemSpace>;
