@@ -150,6 +150,16 @@ TEST(Batchnorm, HandCheckedWithAndWithoutRelu) {
   EXPECT_EQ(host(out), (std::vector<double>{2.5, 0.0}));
   batchnorm(exec(), in, mean, var, gamma, beta, out, p, variant::batchnorm_naive{});
   EXPECT_EQ(host(out), (std::vector<double>{2.5, 0.0}));
+  // Folded: scale = 2 / 2 = 1, shift = 0.5 - 1 * 1 = -0.5, carried by value.
+  auto h = [](const Kokkos::View<float*>& v) { return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v); };
+  const auto f = batchnorm_folded<4>::from_host(p, h(mean), h(var), h(gamma), h(beta));
+  EXPECT_EQ(f.scale(0), 1.0f);
+  EXPECT_EQ(f.shift(0), -0.5f);
+  batchnorm(exec(), in, f, out, p);
+  EXPECT_EQ(host(out), (std::vector<double>{2.5, 0.0}));
+  p.relu = false;
+  batchnorm(exec(), in, f, out, p);
+  EXPECT_EQ(host(out), (std::vector<double>{2.5, -3.5}));
 }
 
 TEST(Softmax, StableWithLargeInputsAndRowsSumToOne) {

@@ -4,6 +4,7 @@
 #include "memory_spaces.hpp"
 #include "registry.hpp"
 
+#include <kcnn/batchnorm.hpp>
 #include <kcnn/conv2d/direct_constant.hpp>
 #include <kcnn/conv2d/direct_tiled_scratch.hpp>
 #include <kcnn/pool.hpp>
@@ -45,7 +46,7 @@ TEST(MemorySpaces, ReadonlyForEveryOpThatReadsAnInput) {
 TEST(MemorySpaces, ScratchWhereDataIsReusedAndConstantWhereThereAreWeights) {
   EXPECT_EQ(ops_with_space("scratch"),
             (std::set<std::string>{"conv2d", "fc", "pool_max", "pool_avg", "softmax", "transform"}));
-  EXPECT_EQ(ops_with_space("constant"), (std::set<std::string>{"conv2d", "fc"}));
+  EXPECT_EQ(ops_with_space("constant"), (std::set<std::string>{"conv2d", "fc", "batchnorm"}));
   // The others are explained, not silently missing.
   std::string notes;
   for (const auto& [what, why] : registry::instance().unavailable()) notes += what + ": " + why + "\n";
@@ -86,6 +87,24 @@ TEST(MemorySpaces, ConstantCapacityRule) {
   EXPECT_EQ(refused, 6);  // 3 layouts x (warp_uniform, warp_divergent)
   // A functor carrying the filter stays under CUDA's 32 KiB constant-launch limit.
   EXPECT_LT(sizeof(filter), 32768u - 512u);
+}
+
+TEST(MemorySpaces, BatchnormConstantCapacityRule) {
+  using folded = batchnorm_folded<batchnorm_constant_capacity>;
+  EXPECT_LT(sizeof(folded), 32768u - 512u);
+  EXPECT_TRUE(folded::fits(batchnorm_params{1, 3840, 1, 1}));
+  EXPECT_FALSE(folded::fits(batchnorm_params{1, 3841, 1, 1}));
+  int refused = 0, accepted = 0;
+  for (const auto& v : registry::instance().variants())
+    if (v.op == "batchnorm" && v.space == "constant") {
+      EXPECT_EQ(v.unsupported(spec("batchnorm", 1, 2048, 7, 7)), "");  // ResNet-50's widest
+      accepted += v.unsupported(spec("batchnorm", 1, 2048, 7, 7)).empty();
+      const std::string why = v.unsupported(spec("batchnorm", 1, 4096, 2, 2));
+      EXPECT_NE(why.find("exceed the constant capacity of 3840"), std::string::npos) << why;
+      ++refused;
+    }
+  EXPECT_EQ(refused, 3);
+  EXPECT_EQ(accepted, 3);
 }
 
 TEST(MemorySpaces, ConstantMappingsPutOneOrManyFiltersOnAWarp) {

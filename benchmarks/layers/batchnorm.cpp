@@ -1,9 +1,12 @@
 // batchnorm, inference (params: eps, default 1e-5; relu=1 when a relu follows):
-// naive (normalise, then a separate relu pass if any) and fused (one pass; only with relu=1).
+// naive (normalise, then a separate relu pass if any), fused (one pass; only with relu=1) and,
+// in the constant space, folded (scale and shift folded on the host, carried by value).
 #include "tensor_case.hpp"
 
 #include <kcnn/batchnorm.hpp>
 #include <kcnn/reference/layers.hpp>
+
+#include <memory>
 
 namespace {
 using namespace kcnn;
@@ -43,10 +46,33 @@ struct bn_kernel : layer_kernel_base {
   }
 };
 
+// The per-channel vectors folded into scale and shift once (untimed) and embedded in the functor.
+struct bn_constant_kernel : bn_kernel<variant::batchnorm_naive> {
+  using folded = batchnorm_folded<batchnorm_constant_capacity>;
+  std::shared_ptr<folded> f;
+  template <class Layout>
+  static std::string unsupported(const params& p) {
+    if (folded::fits(p)) return {};
+    return "c = " + std::to_string(p.c) + " channels exceed the constant capacity of " +
+           std::to_string(folded::capacity);
+  }
+  template <class Exec, class Vecs>
+  void prepare(const Exec&, const params& p, const Vecs& v) {
+    std::vector<Kokkos::View<float*, Kokkos::HostSpace>> h;
+    for (const auto& d : v) h.push_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d));
+    f = std::make_shared<folded>(folded::from_host(p, h[0], h[1], h[2], h[3]));
+  }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec& e, const Ins& ins, const Vecs&, const Out& out, const params& p) const {
+    batchnorm(e, ins[0], *f, out, p);
+  }
+};
+
 const registrar reg([](registry& r) {
   r.add_op({"batchnorm", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
   register_layer_all_layouts<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "global", "coalesced", "naive", "", 1e-5);
   register_layer_spaces<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "coalesced", "naive", "", 1e-5);
   register_layer_all_layouts<bn_kernel<variant::batchnorm_fused>>(r, "batchnorm", "global", "coalesced", "fused", "", 1e-5);
+  register_layer_all_layouts<bn_constant_kernel>(r, "batchnorm", "constant", "coalesced", "folded", "", 1e-5);
 });
 }  // namespace

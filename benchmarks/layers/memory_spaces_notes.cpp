@@ -10,8 +10,7 @@ const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
   r.add_unavailable("batchnorm/*/scratch",
                     "one read per element: only the per-channel parameters are reused, and caches hold them");
   r.add_unavailable("lrn/*/scratch", "the channel window's reuse is taken by the sliding variant, in registers");
-  r.add_unavailable("*/*/constant (other than conv2d, fc)",
-                    "constant memory holds weights; pooling, activations, LRN, softmax, add, concat and transforms have none "
-                    "(batch norm's per-channel parameters by value: not implemented yet)");
+  r.add_unavailable("*/*/constant (other than conv2d, fc, batchnorm)",
+                    "constant memory holds weights; pooling, activations, LRN, softmax, add, concat and transforms have none");
 });
 }  // namespace

@@ -19,8 +19,8 @@ struct softmax_kernel : layer_kernel_base {
   static double tolerance(const params&) { return 1e-5; }
   static double bytes(const params& p) { return p.min_bytes(); }
   static double flops(const params& p) { return p.flops(); }
-  template <class Exec>
-  void prepare(const Exec&, const params& p) {
+  template <class Exec, class Vecs>
+  void prepare(const Exec&, const params& p, const Vecs&) {
     if constexpr (std::is_same_v<Variant, variant::softmax_multi_kernel>)
       workspace = Kokkos::View<float*>("softmax.scale", p.rows().size());
   }

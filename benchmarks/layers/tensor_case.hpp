@@ -26,8 +26,9 @@ struct layer_kernel_base {
   static float vector_value(int /*vector*/, float raw) { return raw; }
   template <class Layout, class Params>
   static std::string unsupported(const Params&) { return {}; }
-  template <class Exec, class Params>
-  void prepare(const Exec&, const Params&) {}
+  // Once after the fill, untimed (workspaces, host-side packing of the per-channel vectors).
+  template <class Exec, class Params, class Vecs>
+  void prepare(const Exec&, const Params&, const Vecs&) {}
   template <class Params>
   double workspace_bytes(const Params&) const { return 0; }
   template <class Params>
@@ -78,7 +79,7 @@ class tensor_case : public bench_case {
       out_ = out_t("out", K::output(p_));
       poison(out_);
     }
-    k_.prepare(exec(), p_);
+    k_.prepare(exec(), p_, vecs_);
     Kokkos::fence();
     space_.prepare(buffers());
   }

@@ -8,6 +8,7 @@
 // this variant. On host backends the weights simply travel inside the functor.
 #include <kcnn/conv2d/direct_global.hpp>
 #include <kcnn/conv2d_params.hpp>
+#include <kcnn/constant.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -50,17 +51,6 @@ struct constant_filter {
 // 7680 floats = 30 KiB: the functor (weights, two tensor handles, shape) stays under CUDA's
 // 32 KiB constant-memory launch limit.
 inline constexpr int constant_filter_capacity = 7680;
-
-// Launches a functor that carries its weights by value with the heavy-weight hint, so that on
-// CUDA it is passed through constant memory (the functor must stay under 32 KiB).
-template <class Exec, class Functor>
-void parallel_for_constant(const char* label, const Exec& exec, std::size_t n, const Functor& f) {
-  static_assert(sizeof(Functor) < 32768, "constant functor must stay under 32 KiB");
-  Kokkos::parallel_for(label,
-                       Kokkos::Experimental::require(Kokkos::RangePolicy<Exec>(exec, 0, n),
-                                                     Kokkos::Experimental::WorkItemProperty::HintHeavyWeight),
-                       f);
-}
 
 namespace detail {
 
