@@ -2,6 +2,7 @@
 // rule, scratch sizing from the queried limit, the two constant-memory thread mappings, and
 // the transfer study's rows.
 #include "memory_spaces.hpp"
+#include "oversubscription.hpp"
 #include "registry.hpp"
 
 #include <kcnn/batchnorm.hpp>
@@ -163,4 +164,35 @@ TEST(MemorySpaces, TransferRowsCopyExactly) {
     ++ran;
   }
   EXPECT_EQ(ran, have_cuda_spaces() ? 6 : 1);
+}
+
+TEST(MemorySpaces, OversubscriptionStudyIsSizedFromFreeMemory) {
+  const double gib = double(1 << 30), mib = double(1 << 20);
+  // 80 GiB free, a quarter left to the chain but capped at 4 GiB, 1.5x oversubscribed, 24.5 MiB
+  // activations: 6 GiB / 24.5 MiB = 250.8 -> 251 activations, 250 layers.
+  const auto p = plan_oversubscription(80 * gib, 0.25, 4 * gib, 1.5, 24.5 * mib);
+  EXPECT_EQ(p.budget_bytes, 4 * gib);
+  EXPECT_EQ(p.ballast_bytes, 76 * gib);
+  EXPECT_EQ(p.layers, 250);
+  EXPECT_GE(p.total_bytes(), 1.5 * p.budget_bytes);
+  EXPECT_LE(p.total_bytes(), 80 * gib);  // managed memory never exceeds what is free
+  // Without the cap the budget is the fraction of free memory.
+  EXPECT_EQ(plan_oversubscription(16 * gib, 0.25, 0, 2.0, 64 * mib).budget_bytes, 4 * gib);
+  // Refusals name the field: more managed memory than the device has, a chain too short.
+  auto why = [](auto f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(why([&] { plan_oversubscription(8 * gib, 0.5, 0, 3.0, mib); }).rfind("ratio:", 0), 0u);
+  EXPECT_EQ(why([&] { plan_oversubscription(8 * gib, 0.5, 0, 1.5, 3 * gib); }).rfind("n:", 0), 0u);
+  EXPECT_EQ(why([&] { plan_oversubscription(8 * gib, 1.5, 0, 1.5, mib); }).rfind("budget:", 0), 0u);
+  // The study is a CUDA-only op; host builds say why.
+  bool explained = false;
+  for (const auto& [what, w] : registry::instance().unavailable())
+    explained |= what.rfind("uvm_oversubscription", 0) == 0;
+  EXPECT_EQ(explained, !have_cuda_spaces());
 }

@@ -79,6 +79,8 @@ layers of a suite: validate against the host reference, then time. Writes
   --quick              small time budget and few repetitions (smoke tests)
   --cold               flush the caches between repetitions (default: warm)
   --seed N             seed of the input fill (default 20161113)
+  --uvm-cap GIB        cap on the device memory left to the UVM oversubscription study's
+                       chain (CUDA builds; default 4)
   --warmup N           untimed runs before timing (default 2, quick 1)
   --min-reps N         minimum timed repetitions (default 10, quick 3)
   --max-reps N         maximum timed repetitions (default 10000)
@@ -130,6 +132,7 @@ options parse_options(int argc, char** argv) {
     else if (a == "--batch") o.batch = parse_number<int>(a, need(), 1);
     else if (a == "--out") { o.out = need(); if (o.out.empty()) throw usage_error("--out: empty path"); }
     else if (a == "--seed") o.seed = parse_number<std::uint64_t>(a, need(), 0);
+    else if (a == "--uvm-cap") o.uvm_cap_gib = parse_double(a, need());
     else if (a == "--warmup") { o.warmup = parse_number<int>(a, need(), 0); quick_set_warm = true; }
     else if (a == "--min-reps") { o.min_reps = parse_number<int>(a, need(), 1); quick_set_min = true; }
     else if (a == "--max-reps") o.max_reps = parse_number<int>(a, need(), 1);

@@ -20,6 +20,7 @@ struct options {
   int batch = 0;                      // 0: the suite's own batch
   std::string out = "results";
   std::uint64_t seed = 20161113;
+  double uvm_cap_gib = 4.0;           // cap on the device budget of the UVM oversubscription study
   // Timing policy (quick mode lowers these).
   int warmup = 2;
   int min_reps = 10;

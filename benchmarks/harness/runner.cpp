@@ -2,6 +2,7 @@
 
 #include "context.hpp"
 #include "options.hpp"
+#include "oversubscription.hpp"
 #include "registry.hpp"
 #include "results.hpp"
 #include "stats.hpp"
@@ -252,6 +253,7 @@ int run(int argc, char** argv) {
     std::cout << usage_text();
     return 0;
   }
+  oversubscription_cap_bytes() = opt.uvm_cap_gib * double(1 << 30);
 
   std::vector<suite> suites;
   std::vector<planned_case> cases;
