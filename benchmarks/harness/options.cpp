@@ -67,7 +67,8 @@ layers of a suite: validate against the host reference, then time. Writes
 <out>/<device>/<timestamp>-<suite>.csv and a .json context next to it.
 
   --list               print the key of every case that would run, one per line, and exit
-  --suite S[,S...]     suite names (from suites/) or CSV paths; default: smoke
+  --suite S[,S...]     suite names (from suites/) or CSV paths; default: smoke; `all`: every
+                       network suite (#@ kind: network)
   --op LIST            filter by op (e.g. conv2d)
   --layout LIST        filter by layout: nchw, nhwc, chwn, strided
   --space LIST         filter by memory space: global, scratch, constant, readonly, uvm_cold,

@@ -21,6 +21,7 @@ struct layer_spec {
   int repeat = 1;
   std::string rounding;                      // pooling output rounding (floor|ceil), if any
   std::map<std::string, std::string> params; // op-specific key=value parameters
+  std::vector<std::string> inputs;           // producing layers (same network); empty: the network input
   std::string file;                          // where it came from, for messages
   int line = 0;
   dims4 out{};                               // output shape, computed by the op's shape rule
@@ -45,6 +46,14 @@ struct op_info {
   std::string name;
   std::function<field_error(const layer_spec&)> check;
   std::function<dims4(const layer_spec&)> output;
+  // The shapes of its inputs, in order (empty function: one input of n x c x h x w).
+  std::function<std::vector<dims4>(const layer_spec&)> inputs;
+  // In a forward pass the op may overwrite its single input (activations, batch norm, LRN,
+  // softmax: as Caffe's in-place layers and torchvision's inplace=True do).
+  bool in_place_capable = false;
+  std::vector<dims4> input_shapes(const layer_spec& s) const {
+    return inputs ? inputs(s) : std::vector<dims4>{dims4{s.n, s.c, s.h, s.w}};
+  }
 };
 
 // Timing-relevant facts a case reports about itself.

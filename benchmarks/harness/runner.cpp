@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -259,17 +260,28 @@ int run(int argc, char** argv) {
   std::vector<planned_case> cases;
   std::vector<std::string> not_applicable;
   try {
-    for (const auto& name : opt.suites) suites.push_back(load_suite(resolve_suite(name)));
-    for (auto& su : suites)
-      for (auto spec : su.layers) {
-        const op_info* oi = registry::instance().find_op(spec.op);
-        if (opt.batch > 0 && opt.batch != spec.n) {
+    for (const auto& name : opt.suites) {
+      if (name == "all") {
+        for (auto& su : all_network_suites()) suites.push_back(std::move(su));
+      } else {
+        suites.push_back(load_suite(resolve_suite(name)));
+      }
+    }
+    for (auto& su : suites) {
+      if (opt.batch > 0)
+        for (auto& spec : su.layers) {
+          if (spec.n == opt.batch) continue;
+          const op_info* oi = registry::instance().find_op(spec.op);
           spec.n = opt.batch;
           if (const field_error e = oi->check(spec))
             throw suite_error(spec.file + ":" + std::to_string(spec.line) + ": field '" + e.field +
                               "': " + e.message + " (with --batch " + std::to_string(opt.batch) + ")");
           spec.out = oi->output(spec);
         }
+      if (su.kind == suite_kind::network) check_chain(su);
+    }
+    for (auto& su : suites)
+      for (const auto& spec : su.layers) {
         for (const auto& v : registry::instance().variants()) {
           if (v.op != spec.op || !matches(opt.ops, v.op) || !matches(opt.layouts, v.layout) ||
               !matches(opt.spaces, v.space) || !matches(opt.patterns, v.pattern) ||
@@ -305,7 +317,8 @@ int run(int argc, char** argv) {
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
 
-  const run_context ctx = make_context(argc, argv, joined_suite_name(suites));
+  const bool all = std::find(opt.suites.begin(), opt.suites.end(), "all") != opt.suites.end();
+  const run_context ctx = make_context(argc, argv, all ? std::string("all") : joined_suite_name(suites));
   std::unique_ptr<results_writer> writer;
   try {
     writer = std::make_unique<results_writer>(opt.out, ctx);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -86,8 +87,34 @@ suite load_suite(const std::string& path) {
   while (std::getline(probe, header)) {
     ++header_line;
     const std::string t = trim(header);
+    if (t.rfind("#@", 0) == 0) {
+      // Suite metadata: "#@ key: value".
+      const std::string kv = trim(t.substr(2));
+      const auto colon = kv.find(':');
+      const std::string key = trim(kv.substr(0, colon));
+      const std::string value = colon == std::string::npos ? std::string() : trim(kv.substr(colon + 1));
+      if (colon == std::string::npos || value.empty())
+        fail(path, header_line, "#@", "expected '#@ key: value', got '" + t + "'");
+      if (key == "kind") {
+        if (value == "network") su.kind = suite_kind::network;
+        else if (value == "layers") su.kind = suite_kind::layers;
+        else fail(path, header_line, "#@ kind", "expected network or layers, got '" + value + "'");
+      } else if (key == "source") {
+        su.source = value;
+      } else if (key == "rounding") {
+        if (value != "floor" && value != "ceil")
+          fail(path, header_line, "#@ rounding", "expected floor or ceil, got '" + value + "'");
+        su.rounding = value;
+      } else {
+        fail(path, header_line, "#@ " + key, "unknown suite metadata (known: kind, source, rounding)");
+      }
+      continue;
+    }
     if (!t.empty() && t[0] != '#') break;
   }
+  if (su.kind == suite_kind::network && (su.source.empty() || su.rounding.empty()))
+    fail(path, 1, su.source.empty() ? "#@ source" : "#@ rounding",
+         "a network suite names its source and its pooling rounding mode");
   if (trim(header).empty() || trim(header)[0] == '#')
     throw suite_error(where(path, header_line) + ": no header line");
   const auto cols = split_header(header);
@@ -151,6 +178,7 @@ suite load_suite(const std::string& path) {
       sp.repeat = parse_int(repeat, path, line, "repeat", true, 1);
       if (sp.repeat < 1) fail(path, line, "repeat", "must be >= 1");
       sp.rounding = trim(rounding);
+      if (sp.rounding.empty() && sp.op.rfind("pool_", 0) == 0) sp.rounding = su.rounding;
       if (!sp.rounding.empty() && sp.rounding != "floor" && sp.rounding != "ceil")
         fail(path, line, "rounding", "expected floor or ceil, got '" + sp.rounding + "'");
       std::stringstream ps(params);
@@ -161,7 +189,8 @@ suite load_suite(const std::string& path) {
           fail(path, line, "params", "expected key=value, got '" + kv + "'");
         sp.params[kv.substr(0, eq)] = kv.substr(eq + 1);
       }
-      if (!trim(input).empty()) sp.params["input"] = trim(input);
+      std::stringstream is(input);
+      for (std::string name; is >> name;) sp.inputs.push_back(name);
       if (const field_error e = oi->check(sp)) fail(path, line, e.field, e.message);
       sp.out = oi->output(sp);
       if (!names.insert(sp.network + "." + sp.layer).second)
@@ -173,7 +202,52 @@ suite load_suite(const std::string& path) {
     throw suite_error(std::string(e.what()));
   }
   if (su.layers.empty()) throw suite_error(path + ": no layers");
+  if (su.kind == suite_kind::network) {
+    for (const auto& l : su.layers)
+      if (l.network != su.layers.front().network)
+        fail(path, l.line, "network", "a network suite holds one network ('" + su.layers.front().network +
+                                          "'), got '" + l.network + "'");
+    // The implicit input of a layer is the layer before it.
+    for (std::size_t i = 1; i < su.layers.size(); ++i)
+      if (su.layers[i].inputs.empty()) su.layers[i].inputs.push_back(su.layers[i - 1].layer);
+    check_chain(su);
+  } else {
+    for (const auto& l : su.layers)
+      if (!l.inputs.empty() && registry::instance().find_op(l.op)->input_shapes(l).size() < 2)
+        fail(path, l.line, "input", "inputs are named only in network suites (#@ kind: network)");
+  }
   return su;
+}
+
+namespace {
+std::string shape(const dims4& d) {
+  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" + std::to_string(d.w);
+}
+}  // namespace
+
+void check_chain(const suite& su) {
+  std::map<std::string, const layer_spec*> by_name;
+  for (const auto& l : su.layers) {
+    const auto expected = registry::instance().find_op(l.op)->input_shapes(l);
+    if (&l != &su.layers.front() || !l.inputs.empty()) {
+      if (l.inputs.size() != expected.size())
+        fail(l.file, l.line, "input", "layer '" + l.layer + "' (" + l.op + ") takes " + std::to_string(expected.size()) +
+                                          " input(s), " + std::to_string(l.inputs.size()) + " named");
+      for (std::size_t i = 0; i < expected.size(); ++i) {
+        const auto it = by_name.find(l.inputs[i]);
+        if (it == by_name.end())
+          fail(l.file, l.line, "input", "layer '" + l.layer + "': '" + l.inputs[i] +
+                                            "' is not an earlier layer of network '" + l.network + "'");
+        if (!(it->second->out == expected[i]))
+          fail(l.file, l.line, "input", "layer '" + l.layer + "' expects " + shape(expected[i]) + " from '" +
+                                            l.inputs[i] + "', which produces " + shape(it->second->out));
+      }
+    }
+    if (l.repeat > 1 && !(l.out == dims4{l.n, l.c, l.h, l.w}))
+      fail(l.file, l.line, "repeat", "layer '" + l.layer + "' is repeated but its output " + shape(l.out) +
+                                         " is not its input " + shape({l.n, l.c, l.h, l.w}));
+    by_name[l.layer] = &l;
+  }
 }
 
 namespace {
@@ -202,6 +276,15 @@ std::string resolve_suite(const std::string& name_or_path) {
   for (const auto& n : available_suites()) known += (known.empty() ? "" : ", ") + n;
   throw suite_error("unknown suite '" + name_or_path + "' (not a file; known suites: " +
                     (known.empty() ? "none found" : known) + ")");
+}
+
+std::vector<suite> all_network_suites() {
+  std::vector<suite> out;
+  for (const auto& name : available_suites()) {
+    suite su = load_suite(resolve_suite(name));
+    if (su.kind == suite_kind::network) out.push_back(std::move(su));
+  }
+  return out;
 }
 
 std::vector<std::string> available_suites() {

@@ -13,11 +13,25 @@ struct suite_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a suite file is, from its `#@ kind:` line: a table of independent layers (default), or
+// one network's layers in forward order, checked to chain (each layer's inputs are earlier
+// layers' outputs) and runnable as a forward pass.
+enum class suite_kind { layers, network };
+
 struct suite {
   std::string name;  // file stem, e.g. "smoke"
   std::string path;
+  suite_kind kind = suite_kind::layers;
+  std::string source;    // `#@ source:` where the layer table comes from
+  std::string rounding;  // `#@ rounding:` pooling rounding of the network (floor|ceil)
   std::vector<layer_spec> layers;
 };
+
+// Checks that a network suite chains: every input names an earlier layer of the same network
+// whose output shape is what this layer expects (fc: the same c x h x w; add: two equal shapes;
+// concat: the parts' channels). Throws suite_error naming the layer's file, line and field.
+// load_suite calls it; the runner calls it again after --batch changes n.
+void check_chain(const suite& su);
 
 // Loads and checks a suite file. Output shapes are computed by each op's registered shape
 // rule. Throws suite_error on the first problem.
@@ -30,5 +44,8 @@ std::string resolve_suite(const std::string& name_or_path);
 
 // All suite names found by resolve_suite's search path (for messages).
 std::vector<std::string> available_suites();
+
+// The network suites among available_suites() (what `--suite all` runs), loaded.
+std::vector<suite> all_network_suites();
 
 }  // namespace kcnn::bench

@@ -1,5 +1,5 @@
 // Activations relu, leaky_relu (params: alpha, default 0.01), sigmoid, tanh, elu (alpha,
-// default 1): naive (out of place) and in_place, one thread per element in storage order.
+// default 1), relu6 (MobileNet's min(max(x, 0), 6)): naive (out of place) and in_place, one thread per element in storage order.
 #include "tensor_case.hpp"
 
 #include <kcnn/activation.hpp>
@@ -27,7 +27,8 @@ struct act_kernel : layer_kernel_base {
   }
   static std::vector<dims4> inputs(const params& p) { return {p.d}; }
   static dims4 output(const params& p) { return p.d; }
-  static double tolerance(const params&) { return Kind == activation_kind::relu ? 0.0 : 1e-5; }
+  static double tolerance(const params&) { return exact ? 0.0 : 1e-5; }
+  static constexpr bool exact = Kind == activation_kind::relu || Kind == activation_kind::relu6;
   static double bytes(const params& p) { return 8.0 * double(p.d.size()); }
   static double flops(const params& p) { return p.a.flops_per_element() * double(p.d.size()); }
   template <class Exec, class Ins, class Vecs, class Out>
@@ -43,8 +44,8 @@ struct act_kernel : layer_kernel_base {
 template <activation_kind Kind>
 void register_activation(registry& r) {
   const std::string op = activation_name(Kind);
-  r.add_op({op, check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
-  const double tol = Kind == activation_kind::relu ? 0.0 : 1e-5;
+  r.add_op({op, check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }, {}, true});
+  const double tol = act_kernel<Kind, false>::exact ? 0.0 : 1e-5;
   register_layer_all_layouts<act_kernel<Kind, false>>(r, op, "global", "coalesced", "naive", "", tol);
   register_layer_spaces<act_kernel<Kind, false>>(r, op, "coalesced", "naive", "", tol);
   r.add_unavailable(op + "/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");
@@ -57,5 +58,6 @@ const registrar reg([](registry& r) {
   register_activation<activation_kind::sigmoid>(r);
   register_activation<activation_kind::tanh>(r);
   register_activation<activation_kind::elu>(r);
+  register_activation<activation_kind::relu6>(r);
 });
 }  // namespace

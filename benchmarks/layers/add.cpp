@@ -29,7 +29,8 @@ struct add_kernel : layer_kernel_base {
 };
 
 const registrar reg([](registry& r) {
-  r.add_op({"add", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+  r.add_op({"add", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; },
+            [](const layer_spec& s) { return std::vector<dims4>(2, dims4{s.n, s.c, s.h, s.w}); }});
   register_layer_all_layouts<add_kernel>(r, "add", "global", "coalesced", "naive", "", 1e-5);
   register_layer_spaces<add_kernel>(r, "add", "coalesced", "naive", "", 1e-5);
   r.add_unavailable("add/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");

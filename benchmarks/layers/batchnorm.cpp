@@ -69,7 +69,7 @@ struct bn_constant_kernel : bn_kernel<variant::batchnorm_naive> {
 };
 
 const registrar reg([](registry& r) {
-  r.add_op({"batchnorm", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+  r.add_op({"batchnorm", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }, {}, true});
   register_layer_all_layouts<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "global", "coalesced", "naive", "", 1e-5);
   register_layer_spaces<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "coalesced", "naive", "", 1e-5);
   register_layer_all_layouts<bn_kernel<variant::batchnorm_fused>>(r, "batchnorm", "global", "coalesced", "fused", "", 1e-5);

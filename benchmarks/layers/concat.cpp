@@ -76,7 +76,13 @@ const registrar reg([](registry& r) {
               if (!err.empty()) return {"params", err};
               return {};
             },
-            [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+            [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; },
+            [](const layer_spec& s) {
+              std::string err;
+              std::vector<dims4> ins;
+              for (int c : parse_parts(s, err)) ins.push_back({s.n, c, s.h, s.w});
+              return ins;
+            }});
   register_layer_all_layouts<concat_kernel>(r, "concat", "global", "coalesced", "naive", "", 0.0);
   register_layer_spaces<concat_kernel>(r, "concat", "coalesced", "naive", "", 0.0);
   r.add_unavailable("concat/*/scratch", "a copy: no data is reused, nothing to stage in scratch");

@@ -47,7 +47,7 @@ const registrar reg([](registry& r) {
               if (!(p.k > 0)) return {"params", "lrn k must be > 0"};
               return {};
             },
-            [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+            [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }, {}, true});
   register_layer_all_layouts<lrn_kernel<variant::lrn_naive>>(r, "lrn", "global", "coalesced", "naive", "", 1e-4);
   register_layer_spaces<lrn_kernel<variant::lrn_naive>>(r, "lrn", "coalesced", "naive", "", 1e-4);
   register_layer_all_layouts<lrn_kernel<variant::lrn_sliding>>(r, "lrn", "global", "coalesced", "sliding", "", 1e-4);

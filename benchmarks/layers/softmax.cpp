@@ -46,7 +46,7 @@ struct softmax_kernel : layer_kernel_base {
 };
 
 const registrar reg([](registry& r) {
-  r.add_op({"softmax", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+  r.add_op({"softmax", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }, {}, true});
   register_layer_all_layouts<softmax_kernel<variant::softmax_multi_kernel>>(r, "softmax", "global", "coalesced", "multi_kernel", "", 1e-5);
   register_layer_all_layouts<softmax_kernel<variant::softmax_fused>>(r, "softmax", "scratch", "tiled", "fused", "", 1e-5);
   register_layer_spaces<softmax_kernel<variant::softmax_multi_kernel>>(r, "softmax", "coalesced", "multi_kernel", "", 1e-5);

@@ -32,7 +32,7 @@ namespace {
 using namespace kcnn;
 using namespace kcnn::bench;
 
-field_error check_chain(const layer_spec& s) {
+field_error check_study_spec(const layer_spec& s) {
   if (const field_error e = check_positive_nchw(s)) return e;
   for (const char* key : {"budget", "ratio"})
     try {
@@ -98,7 +98,9 @@ class oversubscription_case : public bench_case {
       std::swap(a, b);
     }
     Kokkos::fence();
-    reference_ = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.view());
+    const auto ref4 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.view());
+    reference_ = Kokkos::View<float*, Kokkos::HostSpace>("chain.reference", d_.size());
+    std::copy(ref4.data(), ref4.data() + d_.size(), reference_.data());
     cuda_check(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
     for (auto* evs : {&done_, &ready_}) {
       evs->resize(std::size_t(plan_.layers) + 1);
@@ -232,7 +234,7 @@ class oversubscription_case : public bench_case {
 #endif
 
 const registrar reg([](registry& r) {
-  r.add_op({"uvm_oversubscription", check_chain, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
+  r.add_op({"uvm_oversubscription", check_study_spec, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
 #if defined(KOKKOS_ENABLE_CUDA)
   const std::pair<const char*, chain_mode> modes[] = {{"managed", chain_mode::managed},
                                                       {"managed_prefetch", chain_mode::managed_prefetch},

@@ -12,7 +12,7 @@
 
 namespace kcnn {
 
-enum class activation_kind { relu, leaky_relu, sigmoid, tanh, elu };
+enum class activation_kind { relu, leaky_relu, sigmoid, tanh, elu, relu6 };
 
 inline const char* activation_name(activation_kind k) {
   switch (k) {
@@ -21,6 +21,7 @@ inline const char* activation_name(activation_kind k) {
     case activation_kind::sigmoid: return "sigmoid";
     case activation_kind::tanh: return "tanh";
     case activation_kind::elu: return "elu";
+    case activation_kind::relu6: return "relu6";
   }
   return "?";
 }
@@ -37,6 +38,7 @@ struct activation_params {
       case activation_kind::sigmoid: return T(1) / (T(1) + compat::exp(-x));
       case activation_kind::tanh: return compat::tanh(x);
       case activation_kind::elu: return x > T(0) ? x : T(alpha) * (compat::exp(x) - T(1));
+      case activation_kind::relu6: return x > T(0) ? (x < T(6) ? x : T(6)) : T(0);
     }
     return x;
   }
@@ -48,6 +50,7 @@ struct activation_params {
       case activation_kind::sigmoid: return 4;
       case activation_kind::tanh: return 1;
       case activation_kind::elu: return 4;
+      case activation_kind::relu6: return 2;
     }
     return 1;
   }
