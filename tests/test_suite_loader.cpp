@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 using namespace kcnn::bench;
@@ -124,5 +125,80 @@ TEST(SuiteLoader, ResolvesNamesAndRejectsUnknownOnes) {
     FAIL() << "expected suite_error";
   } catch (const suite_error& e) {
     EXPECT_NE(std::string(e.what()).find("smoke"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SuiteLoader, EveryNetworkSuiteChainsWithItsSourceAndRounding) {
+  const std::map<std::string, std::pair<std::size_t, kcnn::dims4>> expect = {
+      // layers, final output (batch as shipped)
+      {"lenet", {8, {64, 10, 1, 1}}},          {"cifar10_quick", {12, {100, 10, 1, 1}}},
+      {"alexnet", {21, {64, 1000, 1, 1}}},     {"zfnet", {19, {64, 1000, 1, 1}}},
+      {"vgg16", {37, {64, 1000, 1, 1}}},       {"resnet50", {142, {64, 1000, 1, 1}}},
+      {"mobilenet_v2", {152, {64, 1000, 1, 1}}}};
+  const auto all = all_network_suites();
+  std::set<std::string> names;
+  for (const auto& su : all) {
+    names.insert(su.name);
+    ASSERT_TRUE(expect.count(su.name)) << su.name;
+    EXPECT_EQ(su.layers.size(), expect.at(su.name).first) << su.name;
+    EXPECT_EQ(su.layers.back().out, expect.at(su.name).second) << su.name;
+    EXPECT_FALSE(su.source.empty()) << su.name;
+    EXPECT_FALSE(su.rounding.empty()) << su.name;
+    for (const auto& l : su.layers)
+      if (l.op.rfind("pool_", 0) == 0) EXPECT_EQ(l.rounding, su.rounding) << su.name << "." << l.layer;
+  }
+  EXPECT_EQ(names.size(), expect.size());
+  // Spot checks against science.md section 6.
+  const auto find = [&](const std::string& net, const std::string& layer) {
+    for (const auto& su : all)
+      for (const auto& l : su.layers)
+        if (su.name == net && l.layer == layer) return l;
+    ADD_FAILURE() << net << "." << layer;
+    return layer_spec{};
+  };
+  EXPECT_EQ(find("cifar10_quick", "pool1").out.h, 16);  // ceil (floor: 15)
+  EXPECT_EQ(find("alexnet", "pool5").out, (kcnn::dims4{64, 256, 6, 6}));
+  EXPECT_EQ(find("zfnet", "conv1").out.h, 110);
+  EXPECT_EQ(find("zfnet", "pool1").out.h, 55);
+  EXPECT_EQ(find("resnet50", "layer4_2_relu").out, (kcnn::dims4{64, 2048, 7, 7}));
+  EXPECT_EQ(find("resnet50", "layer2_0_conv2").stride, 2);  // v1.5: stride on the 3x3
+  EXPECT_EQ(find("resnet50", "layer2_0_add").inputs,
+            (std::vector<std::string>{"layer2_0_bn3", "layer2_0_downsample_bn"}));
+  EXPECT_EQ(find("mobilenet_v2", "block2_dw").groups, 96);
+  // --batch keeps the chain.
+  auto vgg = load_suite(resolve_suite("vgg16"));
+  set_batch(vgg, 3);
+  EXPECT_EQ(vgg.layers.back().out, (kcnn::dims4{3, 1000, 1, 1}));
+}
+
+TEST(SuiteLoader, RejectsSuitesThatDoNotChainNamingTheLayer) {
+  const std::string net = "#@ kind: network\n#@ source: test\n#@ rounding: floor\n"
+                          "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,input\n";
+  struct bad { std::string name, body, expect; };
+  const std::vector<bad> cases = {
+      {"chain_shape", net + "x,a,conv2d,1,3,8,8,4,3,3,1,1,,\nx,b,conv2d,1,4,7,7,4,3,3,1,1,,\n",
+       "chain_shape.csv:6: field 'input': layer 'b' expects 1x4x7x7 from 'a', which produces 1x4x8x8"},
+      {"chain_unknown", net + "x,a,conv2d,1,3,8,8,4,3,3,1,1,,\nx,b,relu,1,4,8,8,,,,,,,zz\n",
+       "chain_unknown.csv:6: field 'input': layer 'b': 'zz' is not an earlier layer of network 'x'"},
+      {"chain_later", net + "x,a,conv2d,1,3,8,8,4,3,3,1,1,,c\nx,c,relu,1,4,8,8,,,,,,,\n",
+       "chain_later.csv:5: field 'input': layer 'a': 'c' is not an earlier layer"},
+      {"chain_add_one", net + "x,a,conv2d,1,3,8,8,4,3,3,1,1,,\nx,b,add,1,4,8,8,,,,,,,a\n",
+       "chain_add_one.csv:6: field 'input': layer 'b' (add) takes 2 input(s), 1 named"},
+      {"chain_add_shape", net + "x,a,conv2d,1,3,8,8,4,3,3,1,1,,\nx,b,conv2d,1,4,8,8,4,3,3,2,1,,\nx,c,add,1,4,8,8,,,,,,,a b\n",
+       "chain_add_shape.csv:7: field 'input': layer 'c' expects 1x4x8x8 from 'b', which produces 1x4x4x4"},
+      {"chain_fc", net + "x,a,conv2d,1,3,8,8,4,3,3,1,1,,\nx,b,fc,1,4,4,4,10,,,,,,\n",
+       "chain_fc.csv:6: field 'input': layer 'b' expects 1x4x4x4 from 'a'"},
+      {"chain_two_nets", net + "x,a,conv2d,1,3,8,8,4,3,3,1,1,,\ny,b,relu,1,4,8,8,,,,,,,\n",
+       "chain_two_nets.csv:6: field 'network': a network suite holds one network ('x')"},
+      {"chain_no_source", "#@ kind: network\n#@ rounding: floor\nnetwork,layer,op,n,c,h,w,k,r,s,stride,pad,groups\nx,a,relu,1,4,8,8,,,,,,\n",
+       "field '#@ source': a network suite names its source and its pooling rounding mode"},
+      {"chain_meta", "#@ colour: blue\n" + header + "x,a,relu,1,4,8,8,,,,,,\n",
+       "chain_meta.csv:1: field '#@ colour': unknown suite metadata"},
+      {"chain_layers_input", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,input\nx,a,relu,1,4,8,8,,,,,,,q\n",
+       "chain_layers_input.csv:2: field 'input': inputs are named only in network suites"},
+  };
+  for (const auto& c : cases) {
+    const std::string e = error_of(c.name, c.body);
+    EXPECT_NE(e.find(c.expect), std::string::npos) << c.name << ": got '" << e << "'";
   }
 }

@@ -87,6 +87,12 @@ layers of a suite: validate against the host reference, then time. Writes
   --max-reps N         maximum timed repetitions (default 10000)
   --budget SECONDS     time budget per case for the timed repetitions (default 1.0, quick 0.05)
   --target-spread X    stop once stddev/mean < X after min-reps (default 0.01, quick 0.05)
+  --memory-plan        print the peak activation memory of each allocation strategy (no reuse,
+                       free after last use, first-fit and best-fit arenas, lower bound) for
+                       every network suite (default --suite all) at batch 1 and 64 (or --batch)
+  --memory-limit MIB   with --memory-plan: also a swap plan that keeps the peak under MIB
+  --network            run network suites as validated forward passes: per-layer cases first,
+                       then the uniform nchw, nhwc and chwn plans and the per-layer plan
   --help               this text
 
 Exit status: 0 all cases ok; 1 a case failed validation or errored; 2 usage or input error.
@@ -124,7 +130,10 @@ options parse_options(int argc, char** argv) {
     else if (a == "--help" || a == "-h") { flag_only(); o.help = true; }
     else if (a == "--quick") { flag_only(); o.quick = true; }
     else if (a == "--cold") { flag_only(); o.cold = true; }
-    else if (a == "--suite") o.suites = split_list(a, need());
+    else if (a == "--suite") { o.suites = split_list(a, need()); o.suites_given = true; }
+    else if (a == "--memory-plan") { flag_only(); o.memory_plan = true; }
+    else if (a == "--memory-limit") o.memory_limit_mib = parse_double(a, need());
+    else if (a == "--network") { flag_only(); o.network = true; }
     else if (a == "--op") o.ops = split_list(a, need());
     else if (a == "--layout") { o.layouts = split_list(a, need()); check_values(a, o.layouts, known_layouts()); }
     else if (a == "--space") { o.spaces = split_list(a, need()); check_values(a, o.spaces, known_spaces()); }

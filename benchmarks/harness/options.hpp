@@ -16,6 +16,10 @@ struct options {
   bool quick = false;
   bool cold = false;                  // flush caches between repetitions
   std::vector<std::string> suites{"smoke"};
+  bool suites_given = false;          // --suite on the command line
+  bool memory_plan = false;           // --memory-plan: the memory-planning table instead of cases
+  double memory_limit_mib = 0;        // --memory-limit: add a swap plan under this limit
+  bool network = false;               // --network: whole-network forward passes
   std::vector<std::string> ops, layouts, spaces, patterns, variants;
   int batch = 0;                      // 0: the suite's own batch
   std::string out = "results";

@@ -44,6 +44,7 @@ class results_writer {
   void close(const std::string& extra_json_fields);
   const std::string& final_path() const { return final_path_; }
   const std::string& json_path() const { return json_path_; }
+  const run_context& context() const { return ctx_; }
 
  private:
   const run_context& ctx_;

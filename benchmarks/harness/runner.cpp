@@ -1,6 +1,7 @@
 #include "runner.hpp"
 
 #include "context.hpp"
+#include "modes.hpp"
 #include "options.hpp"
 #include "oversubscription.hpp"
 #include "registry.hpp"
@@ -19,6 +20,7 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <set>
 #include <sstream>
 
 namespace kcnn::bench {
@@ -159,8 +161,10 @@ class run_state {
       // Validate first: one run on poisoned outputs, compared with the host reference.
       c->before_run();
       Kokkos::fence();
+      Kokkos::Timer validate_clock;
       c->run();
       Kokkos::fence();
+      const double validate_s = validate_clock.seconds();
       const comparison cmp = c->validate();
       row.rel_error = cmp.non_finite > 0 ? -1 : cmp.rel_l2;
       if (!cmp.passed) {
@@ -170,7 +174,9 @@ class run_state {
         st.SkipWithError(("failed validation: " + cmp.message).c_str());
         return;
       }
-      for (int k = 0; k < opt_.warmup; ++k) {
+      // The validation run warmed the case; quick mode skips further warm-up for slow cases.
+      const int warmup = opt_.quick && validate_s > opt_.budget_s ? 0 : opt_.warmup;
+      for (int k = 0; k < warmup; ++k) {
         c->before_run();
         Kokkos::fence();
         c->run();
@@ -190,6 +196,8 @@ class run_state {
           samples.push_back(t.seconds());
           const int n = int(samples.size());
           if (n >= opt_.max_reps) break;
+          // Quick mode is a smoke pass: one repetition is enough for a case slower than the budget.
+          if (opt_.quick && budget.seconds() > opt_.budget_s) break;
           if (n >= opt_.min_reps) {
             s = summarize(samples);
             if (s.rel_spread() < opt_.target_spread || budget.seconds() > opt_.budget_s) break;
@@ -255,6 +263,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   oversubscription_cap_bytes() = opt.uvm_cap_gib * double(1 << 30);
+  if ((opt.memory_plan || opt.network) && !opt.suites_given) opt.suites = {"all"};
 
   std::vector<suite> suites;
   std::vector<planned_case> cases;
@@ -267,22 +276,30 @@ int run(int argc, char** argv) {
         suites.push_back(load_suite(resolve_suite(name)));
       }
     }
-    for (auto& su : suites) {
-      if (opt.batch > 0)
-        for (auto& spec : su.layers) {
-          if (spec.n == opt.batch) continue;
-          const op_info* oi = registry::instance().find_op(spec.op);
-          spec.n = opt.batch;
-          if (const field_error e = oi->check(spec))
-            throw suite_error(spec.file + ":" + std::to_string(spec.line) + ": field '" + e.field +
-                              "': " + e.message + " (with --batch " + std::to_string(opt.batch) + ")");
-          spec.out = oi->output(spec);
-        }
-      if (su.kind == suite_kind::network) check_chain(su);
+    for (auto& su : suites)
+      if (opt.batch > 0) set_batch(su, opt.batch);
+    if (opt.memory_plan && !opt.list) {
+      const run_context ctx = make_context(argc, argv, "memory_plan");
+      results_writer writer(opt.out, ctx);
+      const int rc = run_memory_plan(opt, suites, writer);
+      writer.close("  \"mode\": \"memory_plan\"");
+      std::cerr << "kcnn-bench: results in " << writer.final_path() << "\n";
+      return rc;
+    }
+    // --quick on a network suite without variant filters: a pass over every layer with each
+    // layout's baseline (the op's first registered global-memory variant without tuning), since
+    // the full catalogue of a real network takes hours on a host.
+    const bool baseline_only = opt.quick && opt.variants.empty() && opt.spaces.empty() && opt.patterns.empty();
+    std::set<const variant_info*> baseline;
+    {
+      std::set<std::pair<std::string, std::string>> seen;
+      for (const auto& v : registry::instance().variants())
+        if (v.space == "global" && v.tuning.empty() && seen.insert({v.op, v.layout}).second) baseline.insert(&v);
     }
     for (auto& su : suites)
       for (const auto& spec : su.layers) {
         for (const auto& v : registry::instance().variants()) {
+          if (baseline_only && su.kind == suite_kind::network && !baseline.count(&v)) continue;
           if (v.op != spec.op || !matches(opt.ops, v.op) || !matches(opt.layouts, v.layout) ||
               !matches(opt.spaces, v.space) || !matches(opt.patterns, v.pattern) ||
               !matches(opt.variants, v.variant))

@@ -278,6 +278,18 @@ std::string resolve_suite(const std::string& name_or_path) {
                     (known.empty() ? "none found" : known) + ")");
 }
 
+void set_batch(suite& su, int n) {
+  for (auto& spec : su.layers) {
+    if (spec.n == n) continue;
+    const op_info* oi = registry::instance().find_op(spec.op);
+    spec.n = n;
+    if (const field_error e = oi->check(spec))
+      fail(spec.file, spec.line, e.field, e.message + " (with --batch " + std::to_string(n) + ")");
+    spec.out = oi->output(spec);
+  }
+  if (su.kind == suite_kind::network) check_chain(su);
+}
+
 std::vector<suite> all_network_suites() {
   std::vector<suite> out;
   for (const auto& name : available_suites()) {

@@ -45,6 +45,10 @@ std::string resolve_suite(const std::string& name_or_path);
 // All suite names found by resolve_suite's search path (for messages).
 std::vector<std::string> available_suites();
 
+// Sets every layer's batch to n (--batch), recomputing output shapes and re-checking the
+// layers and, for a network, the chain. Throws suite_error.
+void set_batch(suite& su, int n);
+
 // The network suites among available_suites() (what `--suite all` runs), loaded.
 std::vector<suite> all_network_suites();
 
