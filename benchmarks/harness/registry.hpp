@@ -86,6 +86,19 @@ class bench_case {
   // False when running twice changes the result (in-place ops applied to their own output).
   virtual bool idempotent() const { return true; }
   virtual case_cost cost() const = 0;
+
+  // Network mode (--network, the arena forward pass). A case that can be chained runs on
+  // caller-owned device buffers: bind() points its inputs and output there (the case's layout,
+  // the default memory space; output == inputs[0] for a variant that works in place), and
+  // reference_on() computes the op on the host, in double, on logical nchw inputs with the
+  // case's own weights. setup() must have run.
+  virtual bool bindable() const { return false; }
+  virtual void bind(const std::vector<float*>& /*inputs*/, float* /*output*/) {}
+  virtual std::vector<double> reference_on(const std::vector<std::vector<double>>& /*inputs*/) { return {}; }
+  // The kernel gives the right result when its output is its input (elementwise or staged).
+  virtual bool in_place_safe() const { return false; }
+  // The variant always writes over its input (output aliases input 0).
+  virtual bool works_in_place() const { return false; }
 };
 
 // A registered variant for one (op, layout, memory space, access pattern, variant) tuple.

@@ -100,6 +100,7 @@ class run_state {
   }
 
   int failures() const { return failures_; }
+  const std::vector<measured_case>& measured() const { return measured_; }
   std::size_t count(const std::string& status) const {
     std::size_t n = 0;
     for (const auto& r : rows_) n += r.status == status;
@@ -218,6 +219,7 @@ class run_state {
       st.counters["rel_err"] = row.rel_error;
       row.status = "ok";
       row.note = c->extra_note();
+      measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.time_ms_median});
       finish(row);
     } catch (const std::bad_alloc& e) {
       // Kokkos' allocation failures derive from std::bad_alloc.
@@ -239,6 +241,7 @@ class run_state {
   const run_context& ctx_;
   std::unique_ptr<cache_flusher> flusher_;
   std::vector<result_row> rows_;
+  std::vector<measured_case> measured_;
   Kokkos::Timer clock_;
   std::size_t done_ = 0;
   int failures_ = 0;
@@ -353,6 +356,8 @@ int run(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::ClearRegisteredBenchmarks();
   state.summary(std::cout);
+  int network_failures = 0;
+  if (opt.network) network_failures = run_network_plans(opt, suites, state.measured(), *writer);
 
   std::ostringstream extra;
   extra << "  \"timing\": {\n    \"warmup\": " << opt.warmup << ",\n    \"min_reps\": "
@@ -374,7 +379,7 @@ int run(int argc, char** argv) {
   }
   std::cerr << "kcnn-bench: results in " << writer->final_path() << " (context "
             << writer->json_path() << ")\n";
-  return state.failures() > 0 ? 1 : 0;
+  return state.failures() + network_failures > 0 ? 1 : 0;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ template <activation_kind Kind, bool InPlace>
 struct act_kernel : layer_kernel_base {
   using params = act_params;
   static constexpr bool in_place = InPlace;
+  static constexpr bool in_place_safe = true;  // each element read before it is written
   static params from_spec(const layer_spec& s) {
     params p;
     p.d = {s.n, s.c, s.h, s.w};

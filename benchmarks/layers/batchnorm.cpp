@@ -15,6 +15,7 @@ using namespace kcnn::bench;
 template <class Variant>
 struct bn_kernel : layer_kernel_base {
   using params = batchnorm_params;
+  static constexpr bool in_place_safe = true;  // each element read before it is written
   static params from_spec(const layer_spec& s) {
     params p;
     p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;

@@ -136,6 +136,30 @@ class conv_case : public bench_case {
     return {p_.min_bytes(sizeof(float)), p_.flops(), launch_.workspace_bytes(p_)};
   }
 
+  bool bindable() const override { return std::is_same_v<Space, space_global> && !Layout::runtime_strided; }
+  void bind(const std::vector<float*>& ins, float* out) override {
+    if constexpr (!Layout::runtime_strided) {
+      if (ins.size() != 1) throw std::invalid_argument("bind: conv2d and fc take one input");
+      in_ = tensor(typename tensor::view_type(ins[0], Layout::make(p_.input_dims())), p_.input_dims());
+      out_ = tensor(typename tensor::view_type(out, Layout::make(p_.output_dims())), p_.output_dims());
+    }
+  }
+  std::vector<double> reference_on(const std::vector<std::vector<double>>& logical) override {
+    using host_t = decltype(create_mirror_view(in_));
+    host_t in_h(Kokkos::create_mirror(in_.view()), p_.input_dims(), order_);
+    const dims4 d = p_.input_dims();
+    std::size_t j = 0;
+    for (int n = 0; n < d.n; ++n)
+      for (int c = 0; c < d.c; ++c)
+        for (int y = 0; y < d.h; ++y)
+          for (int x = 0; x < d.w; ++x) in_h(n, c, y, x) = float(logical.at(0)[j++]);
+    auto wt_h = create_mirror_view(wt_);
+    auto bias_h = Kokkos::create_mirror_view(bias_);
+    deep_copy(wt_h, wt_);
+    Kokkos::deep_copy(bias_h, bias_);
+    return reference::conv2d(p_, in_h, wt_h, [&](int k) { return bias_h(k); });
+  }
+
  private:
   tensor make(const std::string& name, const dims4& d) const {
     if constexpr (Layout::runtime_strided) return tensor(op_ + "." + name, d, order_);

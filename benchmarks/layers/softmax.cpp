@@ -12,6 +12,7 @@ using namespace kcnn::bench;
 template <class Variant>
 struct softmax_kernel : layer_kernel_base {
   using params = softmax_params;
+  static constexpr bool in_place_safe = true;  // each element read before it is written
   Kokkos::View<float*> workspace;  // per-row max / sum (multi_kernel)
   static params from_spec(const layer_spec& s) { return softmax_params{s.n, s.c, s.h, s.w}; }
   static std::vector<dims4> inputs(const params& p) { return {p.dims()}; }

@@ -21,6 +21,8 @@ namespace kcnn::bench {
 // Defaults a descriptor may override (see tensor_case for the full list of what it provides).
 struct layer_kernel_base {
   static constexpr bool in_place = false;  // output aliases input 0
+  // Correct when the caller passes the input as the output (network mode's in-place layers).
+  static constexpr bool in_place_safe = false;
   template <class Params>
   static std::vector<int> vectors(const Params&) { return {}; }  // per-channel vector lengths
   static float vector_value(int /*vector*/, float raw) { return raw; }
@@ -116,6 +118,44 @@ class tensor_case : public bench_case {
   }
 
   bool idempotent() const override { return !K::in_place; }
+
+  bool bindable() const override {
+    return std::is_same_v<Space, space_global> && !InL::runtime_strided && !OutL::runtime_strided;
+  }
+  void bind(const std::vector<float*>& ins, float* out) override {
+    const auto in_dims = K::inputs(p_);
+    if (ins.size() != in_dims.size()) throw std::invalid_argument("bind: wrong number of inputs");
+    for (std::size_t i = 0; i < in_dims.size(); ++i)
+      ins_[i] = in_t(typename in_t::view_type(ins[i], InL::make(in_dims[i])), in_dims[i]);
+    if constexpr (K::in_place) {
+      if (out != ins[0]) throw std::invalid_argument("bind: an in-place variant writes over its input");
+      out_ = ins_[0];
+    } else {
+      out_ = out_t(typename out_t::view_type(out, OutL::make(K::output(p_))), K::output(p_));
+    }
+  }
+  std::vector<double> reference_on(const std::vector<std::vector<double>>& logical) override {
+    const auto in_dims = K::inputs(p_);
+    std::vector<host_in_t> hins;
+    for (std::size_t i = 0; i < in_dims.size(); ++i) {
+      host_in_t h(Kokkos::create_mirror(ins_[i].view()), in_dims[i]);  // always a new allocation
+      const dims4 d = in_dims[i];
+      std::size_t j = 0;
+      for (int n = 0; n < d.n; ++n)
+        for (int c = 0; c < d.c; ++c)
+          for (int y = 0; y < d.h; ++y)
+            for (int x = 0; x < d.w; ++x) h(n, c, y, x) = float(logical.at(i)[j++]);
+      hins.push_back(h);
+    }
+    std::vector<typename vec_t::HostMirror> hvecs;
+    for (const auto& v : vecs_) {
+      hvecs.push_back(Kokkos::create_mirror_view(v));
+      Kokkos::deep_copy(hvecs.back(), v);
+    }
+    return K::reference(p_, hins, hvecs);
+  }
+  bool in_place_safe() const override { return K::in_place || K::in_place_safe; }
+  bool works_in_place() const override { return K::in_place; }
 
   case_cost cost() const override {
     return {K::bytes(p_), K::flops(p_), k_.workspace_bytes(p_), k_.passes(p_)};
