@@ -54,20 +54,21 @@ TEST(MemoryPlan, SkipConnectionKeepsTheBlockInputAlive) {
                                    "x,d,conv2d,1,8,4,4,4,3,3,1,1,,\nx,s,add,1,4,4,4,,,,,,,d a\n"
                                    "x,sr,relu,1,4,4,4,,,,,,,\n");
   const auto g = build_tensor_graph(su);
-  ASSERT_EQ(g.tensors.size(), 6u);  // input, a, b (= br), c, d, s (= sr)
+  ASSERT_EQ(g.tensors.size(), 5u);  // input, a, b (= br), c, d (= s, added into in place, = sr)
   EXPECT_EQ(g.tensors[1].name, "a");
   EXPECT_EQ(g.tensors[1].uses, (std::vector<int>{0, 1, 5}));
   EXPECT_EQ(g.output_of[2], g.output_of[1]);
+  EXPECT_EQ(g.output_of[5], g.output_of[4]);
   EXPECT_EQ(g.output_of[6], g.output_of[5]);
-  // 0: in, a; 1-2: a, b; 3: a, b, c; 4: a, c, d; 5: a, d, s; 6: s.
-  EXPECT_EQ(live_bytes(g.tensors, g.steps), (std::vector<double>{512, 512, 512, 1024, 1024, 768, 256}));
+  // 0: in, a; 1-2: a, b; 3: a, b, c; 4: a, c, d; 5: a, d; 6: d.
+  EXPECT_EQ(live_bytes(g.tensors, g.steps), (std::vector<double>{512, 512, 512, 1024, 1024, 512, 256}));
   auto ts = g.tensors;
   EXPECT_EQ(place_in_arena(ts, fit::first), 1024);
   EXPECT_EQ(ts[3].offset, 0);    // c, the largest
   EXPECT_EQ(ts[1].offset, 512);  // a avoids c and the input
   EXPECT_EQ(ts[2].offset, 768);  // b avoids c and a
-  EXPECT_EQ(ts[5].offset, 0);    // s reuses the bottom once c and the input are dead
-  // Blocks created: in, a, c; b reuses in's block, d b's, s c's.
+  EXPECT_EQ(ts[4].offset, 768);  // d avoids c and a, reuses b's place
+  // Blocks created: in, a, c; b reuses in's block, d b's.
   EXPECT_EQ(free_after_last_use_peak(g.tensors, g.steps), 1024);
   // Under 800 B, a goes to the host between its uses at steps 1 and 5 (the only tensor whose
   // gap straddles the peak at step 3): peak 768, 512 B moved.

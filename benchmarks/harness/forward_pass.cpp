@@ -165,7 +165,7 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
       if (cases[i]->works_in_place() && !(sole && same_layout))
         throw std::runtime_error(where(i) + "an in-place variant needs its input to itself, in its own layout");
       int out;
-      if (cases[i]->works_in_place() || (ins.size() == 1 && sole && same_layout && capable &&
+      if (cases[i]->works_in_place() || (sole && same_layout && capable &&
                                          cases[i]->in_place_safe() && memory == activation_memory::arena)) {
         out = ins.front();
       } else {

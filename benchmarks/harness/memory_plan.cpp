@@ -28,7 +28,7 @@ tensor_graph build_tensor_graph(const suite& su, std::size_t element_bytes) {
     const op_info* oi = registry::instance().find_op(l.op);
     const bool sole_consumer = l.inputs.empty() ? true : consumers[l.inputs.front()] == 1;
     int out;
-    if (oi && oi->in_place_capable && ins.size() == 1 && sole_consumer) {
+    if (oi && oi->in_place_capable && sole_consumer) {
       out = ins.front();
     } else {
       out = int(g.tensors.size());

@@ -5,8 +5,9 @@
 // Time is the layer index: layer i runs at step i. A tensor is live from the step of its
 // producer (the network input: step 0) to the step of its last consumer (the network's
 // output: the last step), both included, so a layer's inputs and output are live together.
-// A layer whose op may run in place and whose single input has no other consumer writes into
-// that input (its output is the same tensor, whose lifetime grows).
+// A layer whose op may run in place and whose (first) input has no other consumer writes into
+// that input (its output is the same tensor, whose lifetime grows): activations, batch norm,
+// LRN, softmax, and the residual add into its first input (torchvision's `out += identity`).
 #include "suite.hpp"
 
 #include <cstdint>

@@ -48,8 +48,8 @@ struct op_info {
   std::function<dims4(const layer_spec&)> output;
   // The shapes of its inputs, in order (empty function: one input of n x c x h x w).
   std::function<std::vector<dims4>(const layer_spec&)> inputs;
-  // In a forward pass the op may overwrite its single input (activations, batch norm, LRN,
-  // softmax: as Caffe's in-place layers and torchvision's inplace=True do).
+  // In a forward pass the op may overwrite its (first) input (activations, batch norm, LRN,
+  // softmax, add: as Caffe's in-place layers and torchvision's inplace=True and += do).
   bool in_place_capable = false;
   std::vector<dims4> input_shapes(const layer_spec& s) const {
     return inputs ? inputs(s) : std::vector<dims4>{dims4{s.n, s.c, s.h, s.w}};

@@ -10,6 +10,7 @@ using namespace kcnn::bench;
 
 struct add_kernel : layer_kernel_base {
   using params = dims4;
+  static constexpr bool in_place_safe = true;  // out(i) = a(i) + b(i): each element read before it is written
   static params from_spec(const layer_spec& s) { return {s.n, s.c, s.h, s.w}; }
   static std::vector<dims4> inputs(const params& d) { return {d, d}; }
   static dims4 output(const params& d) { return d; }
@@ -30,7 +31,7 @@ struct add_kernel : layer_kernel_base {
 
 const registrar reg([](registry& r) {
   r.add_op({"add", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; },
-            [](const layer_spec& s) { return std::vector<dims4>(2, dims4{s.n, s.c, s.h, s.w}); }});
+            [](const layer_spec& s) { return std::vector<dims4>(2, dims4{s.n, s.c, s.h, s.w}); }, true});
   register_layer_all_layouts<add_kernel>(r, "add", "global", "coalesced", "naive", "", 1e-5);
   register_layer_spaces<add_kernel>(r, "add", "coalesced", "naive", "", 1e-5);
   r.add_unavailable("add/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");
