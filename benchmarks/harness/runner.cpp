@@ -197,8 +197,9 @@ class run_state {
           samples.push_back(t.seconds());
           const int n = int(samples.size());
           if (n >= opt_.max_reps) break;
-          // Quick mode is a smoke pass: one repetition is enough for a case slower than the budget.
-          if (opt_.quick && budget.seconds() > opt_.budget_s) break;
+          // Quick mode is a smoke pass: one repetition is enough for a case whose validation run
+          // alone took longer than the budget.
+          if (opt_.quick && validate_s > opt_.budget_s) break;
           if (n >= opt_.min_reps) {
             s = summarize(samples);
             if (s.rel_spread() < opt_.target_spread || budget.seconds() > opt_.budget_s) break;
