@@ -97,6 +97,11 @@ TEST(Results, WrittenToPartialThenRenamedAtomically) {
   EXPECT_NE(json.find("\"schema_version\": 1"), std::string::npos);
   EXPECT_NE(json.find("\"name\": \"Test Device, \\\"quoted\\\"\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"extra\": 1"), std::string::npos);
+  // A second run in the same second does not overwrite the first.
+  results_writer again(out.string(), ctx);
+  EXPECT_EQ(fs::path(again.final_path()), out / "test-device" / "20260101T000000Z-unit-2.csv");
+  again.close("");
+  EXPECT_EQ(slurp(final_csv), csv);
   fs::remove_all(out);
 }
 

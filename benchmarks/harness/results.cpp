@@ -68,7 +68,13 @@ results_writer::results_writer(const std::string& out_dir, const run_context& ct
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create results folder " + dir.string() + ": " + ec.message());
-  const std::string stem = ctx.run_id.substr(0, ctx.run_id.find('-')) + "-" + ctx.suite;
+  std::string stem = ctx.run_id.substr(0, ctx.run_id.find('-')) + "-" + ctx.suite;
+  // Two runs started in the same second must not overwrite each other: add -2, -3, ...
+  const std::string base = stem;
+  for (int k = 2; fs::exists(dir / (stem + ".csv")) || fs::exists(dir / (stem + ".csv.partial")) ||
+                  fs::exists(dir / (stem + ".json"));
+       ++k)
+    stem = base + "-" + std::to_string(k);
   final_path_ = (dir / (stem + ".csv")).string();
   json_path_ = (dir / (stem + ".json")).string();
   partial_path_ = final_path_ + ".partial";
