@@ -142,47 +142,20 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
 
   // Tensors: the graph with each variant's own in-place ability (a layer writes over its input
   // only in the same layout, and in separate-buffer mode only if its variant always does).
-  tensor_graph g;
-  g.steps = int(L);
-  g.tensors.push_back({"input", double(input_dims(layers[0], 0).size() * sizeof(float)), 0, 0, {}, -1});
+  auto layout_of = [&](int creator) { return plan.variants[std::size_t(creator < 0 ? 0 : creator)]->layout; };
+  tensor_graph g = build_tensor_graph(su, [&](int i, int creator, bool sole) {
+    const std::size_t li = std::size_t(i);
+    const bool same_layout = layout_of(creator) == plan.variants[li]->layout;
+    if (cases[li]->works_in_place()) {
+      if (!(sole && same_layout))
+        throw std::runtime_error(where(li) + "an in-place variant needs its input to itself, in its own layout");
+      return true;
+    }
+    return memory == activation_memory::arena && sole && same_layout &&
+           registry::instance().find_op(layers[li].op)->in_place_capable && cases[li]->in_place_safe();
+  });
   std::vector<std::string> tensor_layout;
-  {
-    // Rebuild the aliasing: a layer works in place only if its variant can.
-    std::map<std::string, int> consumers;
-    for (const auto& l : layers)
-      for (const auto& in : l.inputs) ++consumers[in];
-    std::map<std::string, int> tensor_of;
-    tensor_layout.assign(1, plan.variants[0]->layout);
-    for (std::size_t i = 0; i < L; ++i) {
-      const auto& l = layers[i];
-      std::vector<int> ins;
-      if (l.inputs.empty()) ins.push_back(0);
-      for (const auto& n : l.inputs) ins.push_back(tensor_of.at(n));
-      for (int t : ins) g.tensors[std::size_t(t)].uses.push_back(int(i));
-      const bool sole = l.inputs.empty() || consumers[l.inputs.front()] == 1;
-      const bool capable = registry::instance().find_op(l.op)->in_place_capable;
-      const bool same_layout = tensor_layout[std::size_t(ins.front())] == plan.variants[i]->layout;
-      if (cases[i]->works_in_place() && !(sole && same_layout))
-        throw std::runtime_error(where(i) + "an in-place variant needs its input to itself, in its own layout");
-      int out;
-      if (cases[i]->works_in_place() || (sole && same_layout && capable &&
-                                         cases[i]->in_place_safe() && memory == activation_memory::arena)) {
-        out = ins.front();
-      } else {
-        out = int(g.tensors.size());
-        g.tensors.push_back({l.layer, double(l.out.size() * sizeof(float)), int(i), int(i), {int(i)}, -1});
-        tensor_layout.push_back(plan.variants[i]->layout);
-      }
-      tensor_of[l.layer] = out;
-      g.output_of.push_back(out);
-      g.inputs_of.push_back(ins);
-    }
-    for (auto& t : g.tensors) {
-      std::sort(t.uses.begin(), t.uses.end());
-      t.last = t.uses.empty() ? t.first : t.uses.back();
-    }
-    g.tensors[std::size_t(g.output_of.back())].last = int(L) - 1;
-  }
+  for (const auto& t : g.tensors) tensor_layout.push_back(layout_of(t.creator));
 
   std::vector<dims4> tensor_dims(g.tensors.size());
   tensor_dims[0] = input_dims(layers[0], 0);

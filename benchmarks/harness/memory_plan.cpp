@@ -8,7 +8,7 @@
 
 namespace kcnn::bench {
 
-tensor_graph build_tensor_graph(const suite& su, std::size_t element_bytes) {
+tensor_graph build_tensor_graph(const suite& su, const alias_rule& may_alias, std::size_t element_bytes) {
   tensor_graph g;
   const auto& layers = su.layers;
   g.steps = int(layers.size());
@@ -17,7 +17,7 @@ tensor_graph build_tensor_graph(const suite& su, std::size_t element_bytes) {
     for (const auto& in : l.inputs) ++consumers[in];
 
   const dims4 in0{layers.front().n, layers.front().c, layers.front().h, layers.front().w};
-  g.tensors.push_back({"input", double(in0.size() * element_bytes), 0, 0, {}, -1});
+  g.tensors.push_back({"input", double(in0.size() * element_bytes), 0, 0, {}, -1, -1});
   std::map<std::string, int> tensor_of;  // layer name -> the tensor holding its output
   for (int i = 0; i < g.steps; ++i) {
     const auto& l = layers[std::size_t(i)];
@@ -25,15 +25,16 @@ tensor_graph build_tensor_graph(const suite& su, std::size_t element_bytes) {
     if (l.inputs.empty()) ins.push_back(0);
     for (const auto& name : l.inputs) ins.push_back(tensor_of.at(name));
     for (int t : ins) g.tensors[std::size_t(t)].uses.push_back(i);
-    const op_info* oi = registry::instance().find_op(l.op);
-    const bool sole_consumer = l.inputs.empty() ? true : consumers[l.inputs.front()] == 1;
+    const bool sole = l.inputs.empty() ? true : consumers[l.inputs.front()] == 1;
+    const int creator = g.tensors[std::size_t(ins.front())].creator;
+    const bool alias = may_alias ? may_alias(i, creator, sole)
+                                 : registry::instance().find_op(l.op)->in_place_capable && sole;
     int out;
-    if (oi && oi->in_place_capable && sole_consumer) {
+    if (alias) {
       out = ins.front();
     } else {
       out = int(g.tensors.size());
-      g.tensors.push_back({l.layer, double(l.out.size() * element_bytes), i, i, {}, -1});
-      g.tensors.back().uses.push_back(i);
+      g.tensors.push_back({l.layer, double(l.out.size() * element_bytes), i, i, {i}, -1, i});
     }
     tensor_of[l.layer] = out;
     g.output_of.push_back(out);

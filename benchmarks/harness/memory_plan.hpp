@@ -11,6 +11,7 @@
 #include "suite.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct planned_tensor {
   int first = 0, last = 0;  // live steps, inclusive
   std::vector<int> uses;   // steps that read or write it, ascending
   double offset = -1;      // placement in the arena (offset planners)
+  int creator = -1;        // the layer that allocates it (-1: the network input)
 };
 
 struct tensor_graph {
@@ -31,8 +33,14 @@ struct tensor_graph {
   int steps = 0;
 };
 
-// Builds the graph of a network suite (layers already chained by the loader).
-tensor_graph build_tensor_graph(const suite& su, std::size_t element_bytes = sizeof(float));
+// Whether layer `layer` writes over its first input, whose tensor was allocated by layer
+// `creator` (-1: the network input) and is read by no other layer when `sole_consumer`.
+using alias_rule = std::function<bool(int layer, int creator, bool sole_consumer)>;
+
+// Builds the graph of a network suite (layers already chained by the loader). Without a rule a
+// layer works in place when its op is in_place_capable and it is its input's sole consumer.
+tensor_graph build_tensor_graph(const suite& su, const alias_rule& may_alias = {},
+                                std::size_t element_bytes = sizeof(float));
 
 // Places every tensor in one arena, largest first (ties: earlier first), at the lowest offset
 // (first fit) or in the smallest gap (best fit) that overlaps no placed tensor whose lifetime

@@ -146,13 +146,8 @@ class conv_case : public bench_case {
   }
   std::vector<double> reference_on(const std::vector<std::vector<double>>& logical) override {
     using host_t = decltype(create_mirror_view(in_));
-    host_t in_h(Kokkos::create_mirror(in_.view()), p_.input_dims(), order_);
-    const dims4 d = p_.input_dims();
-    std::size_t j = 0;
-    for (int n = 0; n < d.n; ++n)
-      for (int c = 0; c < d.c; ++c)
-        for (int y = 0; y < d.h; ++y)
-          for (int x = 0; x < d.w; ++x) in_h(n, c, y, x) = float(logical.at(0)[j++]);
+    host_t in_h(Kokkos::create_mirror(in_.view()), p_.input_dims(), order_);  // a new allocation
+    from_logical(in_h, logical.at(0));
     auto wt_h = create_mirror_view(wt_);
     auto bias_h = Kokkos::create_mirror_view(bias_);
     deep_copy(wt_h, wt_);

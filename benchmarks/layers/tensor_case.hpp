@@ -139,12 +139,7 @@ class tensor_case : public bench_case {
     std::vector<host_in_t> hins;
     for (std::size_t i = 0; i < in_dims.size(); ++i) {
       host_in_t h(Kokkos::create_mirror(ins_[i].view()), in_dims[i]);  // always a new allocation
-      const dims4 d = in_dims[i];
-      std::size_t j = 0;
-      for (int n = 0; n < d.n; ++n)
-        for (int c = 0; c < d.c; ++c)
-          for (int y = 0; y < d.h; ++y)
-            for (int x = 0; x < d.w; ++x) h(n, c, y, x) = float(logical.at(i)[j++]);
+      from_logical(h, logical.at(i));
       hins.push_back(h);
     }
     std::vector<typename vec_t::HostMirror> hvecs;

@@ -35,6 +35,17 @@ std::vector<double> to_logical(const HostTensor& t) {
   return v;
 }
 
+// The reverse: writes values given in logical nchw order into a host tensor of any layout.
+template <class HostTensor>
+void from_logical(const HostTensor& t, const std::vector<double>& v) {
+  const dims4 d = t.dims();
+  std::size_t i = 0;
+  for (int n = 0; n < d.n; ++n)
+    for (int c = 0; c < d.c; ++c)
+      for (int h = 0; h < d.h; ++h)
+        for (int w = 0; w < d.w; ++w) t(n, c, h, w) = typename HostTensor::value_type(v.at(i++));
+}
+
 // out(n, c, h, w): host accessor of the kernel's output; ref: logical nchw order.
 template <class Out>
 comparison compare(const Out& out, const dims4& d, const std::vector<double>& ref,
