@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -225,6 +226,15 @@ TEST(Cli, QuickRunWritesValidatedRowsAndContext) {
     if (std::stod(f[col(head, "flops")]) > 0) EXPECT_GT(std::stod(f[col(head, "gflops")]), 0.0);
     EXPECT_LT(std::stod(f[col(head, "rel_error")]), 1e-4);
     EXPECT_LE(std::stod(f[col(head, "time_ms_min")]), std::stod(f[col(head, "time_ms_median")]));
+    // Ceilings were measured first, so every timed row has a roofline_pct (above 100 % is
+    // possible: warm smoke cases run from cache, the roof is DRAM), and every conv2d/fc row
+    // carries the traffic model's DRAM bytes, never below the compulsory bytes.
+    EXPECT_GT(std::stod(f[col(head, "roofline_pct")]), 0.0) << rows[i];
+    const std::string op = f[col(head, "op")];
+    if (op == "conv2d" || op == "fc")
+      EXPECT_GE(std::stod(f[col(head, "predicted_dram_bytes")]), std::stod(f[col(head, "bytes")])) << rows[i];
+    else
+      EXPECT_EQ(f[col(head, "predicted_dram_bytes")], "") << rows[i];
   }
   const auto json = files_with(out, ".json");
   ASSERT_EQ(json.size(), 1u);
@@ -232,8 +242,37 @@ TEST(Cli, QuickRunWritesValidatedRowsAndContext) {
   for (const char* key : {"\"kokkos\"", "\"version\"", "\"backends\"", "\"device\"", "\"host\"",
                           "\"compiler\"", "\"git\"", "\"command_line\"", "\"timing\""})
     EXPECT_NE(j.find(key), std::string::npos) << key;
+  for (const char* key : {"\"copy_gbps\"", "\"triad_gbps\"", "\"fma_gflops\"", "\"gemm_gflops\"", "\"peak_gflops\""})
+    EXPECT_NE(j.find(key), std::string::npos) << key;
+  EXPECT_EQ(j.find("\"ceilings\": null"), std::string::npos);
   EXPECT_NE(r.out.find("kcnn summary"), std::string::npos);
   EXPECT_NE(r.err.find("[1/"), std::string::npos) << "progress line";
+}
+
+TEST(Cli, CeilingsAloneWriteFourPlausibleRows) {
+  const fs::path out = fresh_dir("kcnn_cli_ceilings");
+  const auto r = run(KCNN_BENCH_EXE, "--ceilings --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto csvs = files_with(out, ".csv");
+  ASSERT_EQ(csvs.size(), 1u);
+  const auto rows = lines(slurp(csvs[0]));
+  ASSERT_EQ(rows.size(), 5u);
+  const auto head = split(rows[0], ',');
+  std::map<std::string, std::vector<std::string>> by;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = split(rows[i], ',');
+    EXPECT_EQ(f[col(head, "op")], "ceiling");
+    by[f[col(head, "variant")]] = f;
+  }
+  ASSERT_EQ(by.size(), 4u);
+  // Any machine this runs on moves more than 0.5 GB/s and computes more than 0.5 GFLOP/s.
+  for (const char* v : {"copy", "triad"}) EXPECT_GT(std::stod(by[v][col(head, "gbps")]), 0.5) << v;
+  for (const char* v : {"fma", "gemm"}) EXPECT_GT(std::stod(by[v][col(head, "gflops")]), 0.5) << v;
+  // Each ceiling is at (copy or triad: the better one is the roof) or under its own roof.
+  EXPECT_NEAR(std::max(std::stod(by["copy"][col(head, "roofline_pct")]), std::stod(by["triad"][col(head, "roofline_pct")])), 100.0, 0.01);
+  EXPECT_LE(std::stod(by["gemm"][col(head, "roofline_pct")]), 100.01);
+  EXPECT_NE(r.out.find("ceilings: copy"), std::string::npos) << r.out;
+  EXPECT_EQ(run(KCNN_BENCH_EXE, "--ceilings --no-ceilings").code, 2);
 }
 
 TEST(Cli, WrongKernelsAreFailedNotTimedAndExit1) {

@@ -1,8 +1,11 @@
-// The host reference conv2d against small hand-computed cases.
+// The host references conv2d (packed) and conv2d_naive (the loop-nest definition) against
+// small hand-computed cases, and against each other on shapes covering every code path.
 #include <kcnn/reference/conv2d.hpp>
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 using namespace kcnn;
@@ -11,20 +14,29 @@ namespace {
 // Input 3x3 holding 1..9 row-major.
 auto ramp3x3 = [](int, int, int h, int w) { return double(h * 3 + w + 1); };
 auto ones = [](int, int, int, int) { return 1.0; };
+
+// Both references must give the hand-computed values; returns the packed one's output.
+template <class In, class Wt, class Bias>
+std::vector<double> both(const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias) {
+  const auto naive = reference::conv2d_naive(p, in, wt, bias);
+  const auto packed = reference::conv2d(p, in, wt, bias);
+  EXPECT_EQ(naive, packed);
+  return packed;
+}
 }  // namespace
 
 TEST(ReferenceConv2d, ValidWindowStride1) {
   const auto p = conv2d_params{1, 1, 3, 3, 1, 2, 2, 1, 0, 1};
   ASSERT_EQ(p.p(), 2);
   ASSERT_EQ(p.q(), 2);
-  const auto out = reference::conv2d(p, ramp3x3, ones, [](int) { return 0.0; });
+  const auto out = both(p, ramp3x3, ones, [](int) { return 0.0; });
   EXPECT_EQ(out, (std::vector<double>{12, 16, 24, 28}));
 }
 
 TEST(ReferenceConv2d, Stride2Padding1WithBias) {
   const auto p = conv2d_params{1, 1, 3, 3, 1, 3, 3, 2, 1, 1};
   ASSERT_EQ(p.p(), 2);
-  const auto out = reference::conv2d(p, ramp3x3, ones, [](int) { return 0.5; });
+  const auto out = both(p, ramp3x3, ones, [](int) { return 0.5; });
   // Each window clips to the 2x2 corner of the input it overlaps.
   EXPECT_EQ(out, (std::vector<double>{12.5, 16.5, 24.5, 28.5}));
 }
@@ -32,7 +44,7 @@ TEST(ReferenceConv2d, Stride2Padding1WithBias) {
 TEST(ReferenceConv2d, PaddingKeepsSizeAndZeroesBorder) {
   // 3x3 ones filter over a 3x3 ramp, pad 1: the centre sees all 9, a corner 4 elements.
   const auto p = conv2d_params{1, 1, 3, 3, 1, 3, 3, 1, 1, 1};
-  const auto out = reference::conv2d(p, ramp3x3, ones, [](int) { return 0.0; });
+  const auto out = both(p, ramp3x3, ones, [](int) { return 0.0; });
   ASSERT_EQ(out.size(), 9u);
   EXPECT_EQ(out[4], 45);               // 1+...+9
   EXPECT_EQ(out[0], 1 + 2 + 4 + 5);    // top-left
@@ -45,7 +57,7 @@ TEST(ReferenceConv2d, GroupsSeeOnlyTheirChannels) {
   const auto p = conv2d_params{1, 4, 1, 1, 2, 1, 1, 1, 0, 2};
   auto in = [](int, int c, int, int) { return double(c + 1); };
   auto wt = [](int k, int c, int, int) { return k == 0 ? (c == 0 ? 1.0 : 10.0) : (c == 0 ? 100.0 : 1000.0); };
-  const auto out = reference::conv2d(p, in, wt, [](int k) { return k == 0 ? 0.0 : 7.0; });
+  const auto out = both(p, in, wt, [](int k) { return k == 0 ? 0.0 : 7.0; });
   EXPECT_EQ(out, (std::vector<double>{1 * 1 + 10 * 2, 100 * 3 + 1000 * 4 + 7}));
 }
 
@@ -54,7 +66,7 @@ TEST(ReferenceConv2d, DepthwiseAndBatchOrder) {
   const auto p = conv2d_params{2, 3, 1, 2, 3, 1, 1, 1, 0, 3};
   auto in = [](int n, int c, int, int w) { return double(100 * n + 10 * c + w); };
   auto wt = [](int k, int, int, int) { return double(k + 2); };
-  const auto out = reference::conv2d(p, in, wt, [](int) { return 0.0; });
+  const auto out = both(p, in, wt, [](int) { return 0.0; });
   // Logical nchw order: n, then k, then h, then w.
   const std::vector<double> expect = {0 * 2, 1 * 2, 10 * 3, 11 * 3, 20 * 4, 21 * 4,
                                       100 * 2, 101 * 2, 110 * 3, 111 * 3, 120 * 4, 121 * 4};
@@ -74,4 +86,34 @@ TEST(Conv2dParams, BytesAndFlops) {
   const auto p = conv2d_params{2, 4, 5, 5, 6, 3, 3, 1, 1, 2};  // out 2x6x5x5, 2 channels per group
   EXPECT_EQ(p.flops(), 2.0 * 2 * 6 * 5 * 5 * 2 * 3 * 3);  // 2 N K P Q C/g R S
   EXPECT_EQ(p.min_bytes(4), 4.0 * (2 * 4 * 5 * 5 + 6 * 2 * 3 * 3 + 6 + 2 * 6 * 5 * 5));
+}
+
+// Deterministic values in [-1, 1) from the index (no global generator state).
+static double hashed(std::uint64_t a) {
+  a = (a ^ (a >> 33)) * 0xff51afd7ed558ccdULL;
+  a = (a ^ (a >> 33)) * 0xc4ceb9fe1a85ec53ULL;
+  return double(a >> 11) / double(1ULL << 52) - 1.0;
+}
+
+TEST(ReferenceConv2d, PackedEqualsNaiveOnEveryPath) {
+  // (n, c, h, w, k, r, s, stride, pad, groups): large and small output planes (both loop
+  // forms), k not a multiple of 4, stride and padding, grouped, depthwise, fully connected.
+  const conv2d_params shapes[] = {
+      {2, 3, 19, 21, 5, 3, 3, 1, 1, 1},   {1, 4, 33, 30, 7, 5, 5, 2, 2, 1},
+      {3, 6, 9, 9, 6, 3, 3, 1, 0, 2},     {2, 8, 20, 20, 8, 3, 3, 2, 1, 8},
+      {4, 16, 3, 3, 10, 3, 3, 1, 0, 1},   {2, 12, 7, 7, 9, 7, 7, 1, 0, 1},
+      {1, 3, 40, 40, 2, 11, 11, 4, 0, 1}, {2, 5, 17, 17, 3, 1, 1, 1, 0, 1}};
+  for (const auto& p : shapes) {
+    SCOPED_TRACE(p.c * 1000 + p.k);
+    auto in = [&](int n, int c, int h, int w) { return hashed(((std::uint64_t(n) * 131 + c) * 131 + h) * 131 + w); };
+    auto wt = [&](int k, int c, int r, int s) { return hashed(1e9 + ((std::uint64_t(k) * 67 + c) * 67 + r) * 67 + s); };
+    auto bias = [&](int k) { return hashed(7e9 + k); };
+    const auto a = reference::conv2d_naive(p, in, wt, bias);
+    const auto b = reference::conv2d(p, in, wt, bias);
+    ASSERT_EQ(a.size(), b.size());
+    ASSERT_EQ(a.size(), std::size_t(p.n) * p.k * p.p() * p.q());
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+    EXPECT_LT(worst, 1e-12);
+  }
 }

@@ -93,6 +93,10 @@ layers of a suite: validate against the host reference, then time. Writes
   --memory-limit MIB   with --memory-plan: also a swap plan that keeps the peak under MIB
   --network            run network suites as validated forward passes: per-layer cases first,
                        then the uniform nchw, nhwc and chwn plans and the per-layer plan
+  --ceilings           only measure the device's ceilings (stream copy and triad bandwidth,
+                       FMA peak, KokkosBlas::gemm rate): printed, and written as op `ceiling`
+                       rows; every other run measures them first for its roofline_pct
+  --no-ceilings        do not measure them (saves 1-10 s; roofline_pct stays empty)
   --help               this text
 
 Exit status: 0 all cases ok; 1 a case failed validation or errored; 2 usage or input error.
@@ -134,6 +138,8 @@ options parse_options(int argc, char** argv) {
     else if (a == "--memory-plan") { flag_only(); o.memory_plan = true; }
     else if (a == "--memory-limit") o.memory_limit_mib = parse_double(a, need());
     else if (a == "--network") { flag_only(); o.network = true; }
+    else if (a == "--ceilings") { flag_only(); o.ceilings_only = true; }
+    else if (a == "--no-ceilings") { flag_only(); o.no_ceilings = true; }
     else if (a == "--op") o.ops = split_list(a, need());
     else if (a == "--layout") { o.layouts = split_list(a, need()); check_values(a, o.layouts, known_layouts()); }
     else if (a == "--space") { o.spaces = split_list(a, need()); check_values(a, o.spaces, known_spaces()); }
@@ -157,6 +163,7 @@ options parse_options(int argc, char** argv) {
     if (!quick_set_spread) o.target_spread = 0.05;
   }
   if (o.max_reps < o.min_reps) throw usage_error("--max-reps must be >= --min-reps");
+  if (o.ceilings_only && o.no_ceilings) throw usage_error("--ceilings and --no-ceilings exclude each other");
   // Ops and variants are validated against the registry (known only once layers registered).
   std::vector<std::string> ops, variants;
   for (const auto& op : registry::instance().ops()) ops.push_back(op.name);

@@ -20,6 +20,8 @@ struct options {
   bool memory_plan = false;           // --memory-plan: the memory-planning table instead of cases
   double memory_limit_mib = 0;        // --memory-limit: add a swap plan under this limit
   bool network = false;               // --network: whole-network forward passes
+  bool ceilings_only = false;         // --ceilings: measure the device's ceilings and exit
+  bool no_ceilings = false;           // --no-ceilings: skip them (roofline_pct stays empty)
   std::vector<std::string> ops, layouts, spaces, patterns, variants;
   int batch = 0;                      // 0: the suite's own batch
   std::string out = "results";

@@ -4,6 +4,11 @@
 
 namespace kcnn::bench {
 
+double& device_l2_bytes() {
+  static double bytes = 50.0 * 1024 * 1024;
+  return bytes;
+}
+
 registry& registry::instance() {
   static registry r;
   return r;

@@ -62,7 +62,12 @@ struct case_cost {
   double flops = 0;            // floating-point operations
   double workspace_bytes = 0;  // extra device memory the variant allocates (e.g. im2col)
   double passes = -1;          // full passes over the tensor's memory (reads + writes); < 0: not declared
+  double predicted_dram_bytes = -1;  // the traffic model's DRAM bytes (conv2d, fc); < 0: no model
 };
+
+// The device's L2 (on host backends the last-level cache) in bytes, for traffic models; set by
+// the runner from the device query before cases are made.
+double& device_l2_bytes();
 
 // One benchmark case, instantiated for one layer spec. The harness drives its life cycle;
 // a case never fences, times or prints.

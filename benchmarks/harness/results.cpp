@@ -18,7 +18,7 @@ const std::vector<std::string>& result_columns() {
       "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "key", "cache",
       "reps", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "time_ms_mean",
       "bytes", "flops", "workspace_bytes", "passes", "gbps", "gflops", "arithmetic_intensity",
-      "roofline_pct", "rel_error", "tolerance", "status", "note"};
+      "roofline_pct", "predicted_dram_bytes", "rel_error", "tolerance", "status", "note"};
   return cols;
 }
 
@@ -105,7 +105,8 @@ void results_writer::write(const result_row& r) {
       timed ? num(r.time_ms_stddev) : "", timed ? num(r.time_ms_mean) : "", num(r.bytes, 15),
       num(r.flops, 15), num(r.workspace_bytes, 15), r.passes >= 0 ? num(r.passes) : "", timed ? num(r.bytes / secs / 1e9) : "",
       timed ? num(r.flops / secs / 1e9) : "", r.bytes > 0 ? num(r.flops / r.bytes) : "",
-      "",  // roofline_pct: needs the run's measured ceilings (not measured yet)
+      timed && r.roofline_pct >= 0 ? num(r.roofline_pct, 4) : "",
+      r.predicted_dram_bytes >= 0 ? num(r.predicted_dram_bytes, 15) : "",
       r.rel_error >= 0 ? num(r.rel_error, 4) : "", num(r.tolerance, 3), r.status, r.note};
   for (std::size_t i = 0; i < f.size(); ++i) csv_ << (i ? "," : "") << csv_escape(f[i]);
   csv_ << "\n" << std::flush;

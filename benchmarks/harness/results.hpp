@@ -10,7 +10,7 @@
 
 namespace kcnn::bench {
 
-inline constexpr int results_schema_version = 1;
+inline constexpr int results_schema_version = 2;
 
 struct result_row {
   std::string suite, network, layer, op;
@@ -22,6 +22,8 @@ struct result_row {
   double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0, time_ms_stddev = 0,
          time_ms_mean = 0;
   double bytes = 0, flops = 0, workspace_bytes = 0, passes = -1;
+  double roofline_pct = -1;          // < 0: no ceilings or not timed
+  double predicted_dram_bytes = -1;  // < 0: no traffic model for this op
   double rel_error = -1;  // < 0: not computed
   double tolerance = 0;
   std::string status;  // ok | failed_validation | skipped | error

@@ -1,5 +1,6 @@
 #include "runner.hpp"
 
+#include "ceilings.hpp"
 #include "context.hpp"
 #include "modes.hpp"
 #include "options.hpp"
@@ -63,8 +64,8 @@ std::string fmt(double v, int prec) {
 class run_state {
  public:
   run_state(const options& o, std::vector<planned_case> cases, results_writer& w,
-            const run_context& ctx)
-      : opt_(o), cases_(std::move(cases)), writer_(w), ctx_(ctx) {
+            const run_context& ctx, const ceilings& ceil)
+      : opt_(o), cases_(std::move(cases)), writer_(w), ctx_(ctx), ceil_(ceil) {
     if (opt_.cold) flusher_ = std::make_unique<cache_flusher>(ctx.device.l2_or_llc_bytes);
   }
 
@@ -139,6 +140,8 @@ class run_state {
   }
 
   void finish(result_row& row) {
+    if (row.status == "ok")
+      row.roofline_pct = roofline_pct(ceil_, row.bytes, row.flops, row.time_ms_median * 1e-3);
     writer_.write(row);
     if (row.status == "failed_validation" || row.status == "error") ++failures_;
     rows_.push_back(row);
@@ -157,6 +160,7 @@ class run_state {
       row.flops = cost.flops;
       row.workspace_bytes = cost.workspace_bytes;
       row.passes = cost.passes;
+      row.predicted_dram_bytes = cost.predicted_dram_bytes;
       c->setup(opt_.seed);
       Kokkos::fence();
       // Validate first: one run on poisoned outputs, compared with the host reference.
@@ -175,8 +179,10 @@ class run_state {
         st.SkipWithError(("failed validation: " + cmp.message).c_str());
         return;
       }
-      // The validation run warmed the case; quick mode skips further warm-up for slow cases.
-      const int warmup = opt_.quick && validate_s > opt_.budget_s ? 0 : opt_.warmup;
+      // Quick mode is a smoke pass: a case whose validation run alone exceeded the budget is
+      // not run again; that fenced run is its one sample (the row's note says so).
+      const bool slow_quick = opt_.quick && validate_s > opt_.budget_s;
+      const int warmup = slow_quick ? 0 : opt_.warmup;
       for (int k = 0; k < warmup; ++k) {
         c->before_run();
         Kokkos::fence();
@@ -184,10 +190,11 @@ class run_state {
       }
       Kokkos::fence();
       std::vector<double> samples;
+      if (slow_quick) samples.push_back(validate_s);
       for (auto _ : st) {
         Kokkos::Timer budget;
         sample_stats s;
-        while (true) {
+        while (!slow_quick) {
           if (flusher_) (*flusher_)();
           c->before_run();
           Kokkos::fence();  // nothing else in flight when the clock starts
@@ -197,9 +204,6 @@ class run_state {
           samples.push_back(t.seconds());
           const int n = int(samples.size());
           if (n >= opt_.max_reps) break;
-          // Quick mode is a smoke pass: one repetition is enough for a case whose validation run
-          // alone took longer than the budget.
-          if (opt_.quick && validate_s > opt_.budget_s) break;
           if (n >= opt_.min_reps) {
             s = summarize(samples);
             if (s.rel_spread() < opt_.target_spread || budget.seconds() > opt_.budget_s) break;
@@ -220,6 +224,7 @@ class run_state {
       st.counters["rel_err"] = row.rel_error;
       row.status = "ok";
       row.note = c->extra_note();
+      if (slow_quick) row.note += std::string(row.note.empty() ? "" : "; ") + "quick: the validation run timed";
       measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.time_ms_median});
       finish(row);
     } catch (const std::bad_alloc& e) {
@@ -240,6 +245,7 @@ class run_state {
   std::vector<planned_case> cases_;
   results_writer& writer_;
   const run_context& ctx_;
+  const ceilings& ceil_;
   std::unique_ptr<cache_flusher> flusher_;
   std::vector<result_row> rows_;
   std::vector<measured_case> measured_;
@@ -247,6 +253,50 @@ class run_state {
   std::size_t done_ = 0;
   int failures_ = 0;
 };
+
+void print_ceilings(std::ostream& os, const ceilings& c) {
+  os << "kcnn-bench: ceilings: copy " << fmt(c.copy_gbps, 1) << " GB/s, triad " << fmt(c.triad_gbps, 1)
+     << " GB/s, fma " << fmt(c.fma_gflops, 1) << " GFLOP/s, gemm(" << c.gemm_n << ") "
+     << fmt(c.gemm_gflops, 1) << " GFLOP/s (" << fmt(c.seconds, 1) << " s)\n";
+}
+
+// --ceilings: the ceilings alone, as op `ceiling` rows (variant copy, triad, fma, gemm) and in
+// the context.
+int run_ceilings_only(int argc, char** argv, const options& opt) {
+  const run_context ctx = make_context(argc, argv, "ceilings");
+  results_writer writer(opt.out, ctx);
+  const ceilings c = measure_ceilings(ctx.device.l2_or_llc_bytes);
+  print_ceilings(std::cout, c);
+  auto row = [&](const std::string& variant, double seconds, double bytes, double flops, const std::string& note) {
+    result_row r;
+    r.suite = "ceilings";
+    r.network = "device";
+    r.layer = variant;
+    r.op = "ceiling";
+    r.layout = "-";
+    r.memory_space = "global";
+    r.access_pattern = "coalesced";
+    r.variant = variant;
+    r.key = "ceiling/" + variant;
+    r.cache = "warm";
+    r.reps = c.reps;
+    r.time_ms_median = r.time_ms_min = r.time_ms_max = r.time_ms_mean = seconds * 1e3;
+    r.bytes = bytes;
+    r.flops = flops;
+    r.status = "ok";
+    r.note = note + "; best of " + std::to_string(c.reps);
+    r.roofline_pct = roofline_pct(c, bytes, flops, seconds);
+    writer.write(r);
+  };
+  row("copy", c.copy_s, 2 * c.array_bytes, 0, "b[i] = a[i] over " + fmt(c.array_bytes / 1048576.0, 0) + " MiB arrays");
+  row("triad", c.triad_s, 3 * c.array_bytes, 0, "a[i] = b[i] + s c[i] over " + fmt(c.array_bytes / 1048576.0, 0) + " MiB arrays");
+  row("fma", c.fma_s, 0, c.fma_flops, "independent fp32 FMA chains per work item (128 host, 32 GPU)");
+  const double g = double(c.gemm_n);
+  row("gemm", c.gemm_s, 3 * 4 * g * g, 2 * g * g * g, "KokkosBlas::gemm fp32 " + std::to_string(c.gemm_n) + "^3");
+  writer.close("  \"ceilings\": " + ceilings_json(c) + ",\n  \"mode\": \"ceilings\"");
+  std::cerr << "kcnn-bench: results in " << writer.final_path() << "\n";
+  return 0;
+}
 
 std::string joined_suite_name(const std::vector<suite>& suites) {
   std::string s;
@@ -282,6 +332,7 @@ int run(int argc, char** argv) {
     }
     for (auto& su : suites)
       if (opt.batch > 0) set_batch(su, opt.batch);
+    if (opt.ceilings_only && !opt.list) return run_ceilings_only(argc, argv, opt);
     if (opt.memory_plan && !opt.list) {
       const run_context ctx = make_context(argc, argv, "memory_plan");
       results_writer writer(opt.out, ctx);
@@ -290,10 +341,13 @@ int run(int argc, char** argv) {
       std::cerr << "kcnn-bench: results in " << writer.final_path() << "\n";
       return rc;
     }
-    // --quick on a network suite without variant filters: a pass over every layer with each
-    // layout's baseline (the op's first registered global-memory variant without tuning), since
-    // the full catalogue of a real network takes hours on a host.
+    // --quick on a network suite without variant filters: a smoke pass over every layer, once,
+    // with the op's baseline (its first registered global-memory variant without tuning) in
+    // nchw unless --layout says otherwise (--network: every layout, its per-layer plan chooses
+    // among them), since the full catalogue of a real network takes hours on a host.
     const bool baseline_only = opt.quick && opt.variants.empty() && opt.spaces.empty() && opt.patterns.empty();
+    const std::vector<std::string> quick_layouts =
+        opt.layouts.empty() && !opt.network ? std::vector<std::string>{"nchw"} : opt.layouts;
     std::set<const variant_info*> baseline;
     {
       std::set<std::pair<std::string, std::string>> seen;
@@ -302,9 +356,11 @@ int run(int argc, char** argv) {
     }
     for (auto& su : suites)
       for (const auto& spec : su.layers) {
+        const bool smoke = baseline_only && su.kind == suite_kind::network;
         for (const auto& v : registry::instance().variants()) {
-          if (baseline_only && su.kind == suite_kind::network && !baseline.count(&v)) continue;
-          if (v.op != spec.op || !matches(opt.ops, v.op) || !matches(opt.layouts, v.layout) ||
+          if (smoke && !baseline.count(&v)) continue;
+          if (v.op != spec.op || !matches(opt.ops, v.op) ||
+              !matches(smoke ? quick_layouts : opt.layouts, v.layout) ||
               !matches(opt.spaces, v.space) || !matches(opt.patterns, v.pattern) ||
               !matches(opt.variants, v.variant))
             continue;
@@ -352,7 +408,13 @@ int run(int argc, char** argv) {
   benchmark::AddCustomContext("kcnn.kokkos_version", ctx.kokkos_version);
   benchmark::AddCustomContext("kcnn.git_commit", ctx.git_commit);
 
-  run_state state(opt, std::move(cases), *writer, ctx);
+  device_l2_bytes() = ctx.device.l2_or_llc_bytes;
+  ceilings ceil;
+  if (!opt.no_ceilings) {
+    ceil = measure_ceilings(ctx.device.l2_or_llc_bytes);
+    print_ceilings(std::cerr, ceil);
+  }
+  run_state state(opt, std::move(cases), *writer, ctx, ceil);
   state.register_all();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::ClearRegisteredBenchmarks();
@@ -367,7 +429,7 @@ int run(int argc, char** argv) {
         << ",\n    \"quick\": " << (opt.quick ? "true" : "false") << ",\n    \"cache\": \""
         << (opt.cold ? "flushed" : "warm") << "\",\n    \"seed\": " << opt.seed
         << ",\n    \"fence\": \"Kokkos::fence() before and after every timed repetition\"\n  },\n"
-        << "  \"ceilings\": null,\n"
+        << "  \"ceilings\": " << ceilings_json(ceil) << ",\n"
         << "  \"cases\": {\"ok\": " << state.count("ok")
         << ", \"failed_validation\": " << state.count("failed_validation")
         << ", \"skipped\": " << state.count("skipped") << ", \"error\": " << state.count("error")

@@ -12,6 +12,7 @@
 #include <kcnn/fill.hpp>
 #include <kcnn/reference/conv2d.hpp>
 #include <kcnn/tensor.hpp>
+#include <kcnn/traffic_model.hpp>
 #include <kcnn/validate.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -37,6 +38,15 @@ struct conv_launch_base {
   double workspace_bytes(const conv2d_params&) const { return 0.0; }
   template <class Layout>
   static std::string unsupported(const conv2d_params&) { return {}; }
+  // The tile the traffic model charges (kcnn/traffic_model.hpp): one thread per output, so the
+  // unit sharing loads is a warp of 32 threads along the output layout's fastest dimension
+  // (filters for nhwc, output positions otherwise).
+  template <class Layout>
+  static conv_tile traffic_tile(const conv2d_params&) {
+    return std::is_same_v<Layout, layout::nhwc> ? conv_tile{1, 32} : conv_tile{32, 1};
+  }
+  // DRAM bytes beyond the operands (e.g. a workspace written and read back).
+  double extra_dram_bytes(const conv2d_params&) const { return 0.0; }
 };
 
 // Launches kcnn::conv2d / kcnn::fc with a variant tag: all most variants need.
@@ -133,7 +143,11 @@ class conv_case : public bench_case {
   }
 
   case_cost cost() const override {
-    return {p_.min_bytes(sizeof(float)), p_.flops(), launch_.workspace_bytes(p_)};
+    case_cost c{p_.min_bytes(sizeof(float)), p_.flops(), launch_.workspace_bytes(p_)};
+    const conv_tile tile = Launch::template traffic_tile<Layout>(p_);
+    c.predicted_dram_bytes = conv2d_traffic(p_, tile, device_l2_bytes(), conv_sector_factor(Layout::name, p_),
+                                            launch_.extra_dram_bytes(p_)).dram;
+    return c;
   }
 
   bool bindable() const override { return std::is_same_v<Space, space_global> && !Layout::runtime_strided; }

@@ -15,6 +15,13 @@ struct launch : kcnn::bench::conv2d_tag_launch<kcnn::variant::direct_tiled_scrat
              std::to_string(kcnn::scratch_limit<exec>(0)) + " bytes of team scratch";
     return {};
   }
+  // Traffic model: the team's real output tile (images x rows x columns positions, kb filters).
+  template <class Layout>
+  static kcnn::conv_tile traffic_tile(const kcnn::conv2d_params& p) {
+    using exec = Kokkos::DefaultExecutionSpace;
+    const auto t = kcnn::choose_conv2d_tile<Layout>(p, kcnn::scratch_limit<exec>(0) - 3 * 128);
+    return {t.nb * t.th * t.tw, t.kb};
+  }
 };
 const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
   using namespace kcnn::layout;

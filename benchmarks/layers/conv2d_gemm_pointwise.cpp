@@ -10,6 +10,9 @@ struct launch : kcnn::bench::conv2d_tag_launch<kcnn::variant::gemm_pointwise> {
   static std::string unsupported(const kcnn::conv2d_params& p) {
     return kcnn::gemm_pointwise_unsupported<Layout>(p);
   }
+  // Traffic model: a nominal 64 x 64 GEMM tile (Kokkos Kernels chooses its own blocking).
+  template <class Layout>
+  static kcnn::conv_tile traffic_tile(const kcnn::conv2d_params&) { return {64, 64}; }
 };
 const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
   using namespace kcnn::layout;

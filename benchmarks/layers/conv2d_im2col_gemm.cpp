@@ -20,6 +20,13 @@ struct launch : kcnn::bench::conv_launch_base {
   double workspace_bytes(const kcnn::conv2d_params& p) const {
     return kcnn::conv2d_im2col_gemm<Kokkos::DefaultExecutionSpace>::workspace_bytes(p);
   }
+  // Traffic model: a nominal 64 x 64 GEMM tile (Kokkos Kernels chooses its own blocking), plus
+  // the lowered matrix (C R S x N P Q floats), written by im2col and read back by the GEMM.
+  template <class Layout>
+  static kcnn::conv_tile traffic_tile(const kcnn::conv2d_params&) { return {64, 64}; }
+  double extra_dram_bytes(const kcnn::conv2d_params& p) const {
+    return 2.0 * sizeof(float) * double(p.c) * p.r * p.s * double(p.n) * p.p() * p.q();
+  }
 };
 const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
   using namespace kcnn::layout;

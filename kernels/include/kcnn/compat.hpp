@@ -50,6 +50,16 @@ KOKKOS_INLINE_FUNCTION T tanh(T x) {
 #endif
 }
 
+// A fused multiply-add where the hardware has one: device compilers contract a * b + c by
+// default, host compilers in ISO mode do not (GCC -std=c++17 sets -ffp-contract=off).
+KOKKOS_INLINE_FUNCTION float fma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || !defined(__FMA__)
+  return a * b + c;
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
 template <class T>
 KOKKOS_INLINE_FUNCTION T sqrt(T x) {
 #if KOKKOS_VERSION >= 40000

@@ -1,14 +1,23 @@
 #pragma once
-// Host reference for conv2d forward with double accumulation. Accessors are callables:
+// Host references for conv2d forward with double accumulation. Accessors are callables:
 // in(n, c, h, w), wt(k, c_in_group, r, s), bias(k); the result is in logical nchw order.
+//
+// conv2d_naive is the definition: the seven-deep loop nest, one accessor call per multiply-add.
+// conv2d computes the same sums from double copies (per image and group: the im2col matrix and
+// the group's filters), so that the inner loops run over contiguous memory and vectorise. It is
+// 10x faster, which matters because every benchmarked layer is validated, VGG-16 at batch 8
+// included; the tests hold the two to 1e-12 of each other on shapes covering stride, padding,
+// groups and fully connected windows. Only the summation order differs.
 #include <kcnn/conv2d_params.hpp>
 
+#include <algorithm>
+#include <cstddef>
 #include <vector>
 
 namespace kcnn::reference {
 
 template <class In, class Wt, class Bias>
-std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias) {
+std::vector<double> conv2d_naive(const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias) {
   const int P = p.p(), Q = p.q(), cpg = p.c_per_group(), kpg = p.k_per_group();
   std::vector<double> out(std::size_t(p.n) * p.k * P * Q);
   std::size_t i = 0;
@@ -31,6 +40,90 @@ std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, c
           out[i++] = acc;
         }
     }
+  return out;
+}
+
+namespace detail {
+// Sum of a[i] * b[i] over n elements with eight independent partial sums (vectorisable
+// without -ffast-math).
+inline double dot(const double* a, const double* b, std::size_t n) {
+  double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) part[j] += a[i + j] * b[i + j];
+  double acc = 0;
+  for (; i < n; ++i) acc += a[i] * b[i];
+  for (int j = 0; j < 8; ++j) acc += part[j];
+  return acc;
+}
+}  // namespace detail
+
+template <class In, class Wt, class Bias>
+std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias) {
+  const int P = p.p(), Q = p.q(), cpg = p.c_per_group(), kpg = p.k_per_group();
+  const std::size_t PQ = std::size_t(P) * Q, CRS = std::size_t(cpg) * p.r * p.s;
+  std::vector<double> out(std::size_t(p.n) * p.k * PQ);
+  // Few output positions (fully connected and late layers): dot products over crs, with the
+  // im2col matrix stored position-major. Otherwise: rank-1 updates over blocks of positions,
+  // four filters at a time, with the matrix stored crs-major.
+  const bool dot_form = PQ < 64;
+  std::vector<double> col(CRS * PQ), w(std::size_t(kpg) * CRS);
+  for (int g = 0; g < p.groups; ++g) {
+    for (int k = 0; k < kpg; ++k)
+      for (int c = 0; c < cpg; ++c)
+        for (int r = 0; r < p.r; ++r)
+          for (int s = 0; s < p.s; ++s)
+            w[std::size_t(k) * CRS + (std::size_t(c) * p.r + r) * p.s + s] = double(wt(g * kpg + k, c, r, s));
+    for (int n = 0; n < p.n; ++n) {
+      for (int c = 0; c < cpg; ++c)
+        for (int r = 0; r < p.r; ++r)
+          for (int s = 0; s < p.s; ++s) {
+            const std::size_t crs = (std::size_t(c) * p.r + r) * p.s + s;
+            for (int oh = 0; oh < P; ++oh) {
+              const int ih = oh * p.stride - p.pad + r;
+              for (int ow = 0; ow < Q; ++ow) {
+                const int iw = ow * p.stride - p.pad + s;
+                const double v = ih < 0 || ih >= p.h || iw < 0 || iw >= p.w
+                                     ? 0.0 : double(in(n, g * cpg + c, ih, iw));
+                const std::size_t pq = std::size_t(oh) * Q + ow;
+                col[dot_form ? pq * CRS + crs : crs * PQ + pq] = v;
+              }
+            }
+          }
+      double* o = out.data() + (std::size_t(n) * p.k + std::size_t(g) * kpg) * PQ;
+      if (dot_form) {
+        for (int k = 0; k < kpg; ++k)
+          for (std::size_t pq = 0; pq < PQ; ++pq)
+            o[k * PQ + pq] = double(bias(g * kpg + k)) + detail::dot(&w[k * CRS], &col[pq * CRS], CRS);
+        continue;
+      }
+      constexpr std::size_t block = 256;  // 4 x 256 accumulators: 8 KiB, stays in L1
+      for (std::size_t pq0 = 0; pq0 < PQ; pq0 += block) {
+        const std::size_t nb = std::min(block, PQ - pq0);
+        for (int k0 = 0; k0 < kpg; k0 += 4) {
+          const int nk = std::min(4, kpg - k0);
+          double acc[4][block];
+          for (int j = 0; j < 4; ++j)
+            for (std::size_t t = 0; t < nb; ++t) acc[j][t] = 0.0;
+          for (std::size_t crs = 0; crs < CRS; ++crs) {
+            const double* x = &col[crs * PQ + pq0];
+            double wk[4];
+            for (int j = 0; j < 4; ++j) wk[j] = j < nk ? w[std::size_t(k0 + j) * CRS + crs] : 0.0;
+            for (std::size_t t = 0; t < nb; ++t) {
+              acc[0][t] += wk[0] * x[t];
+              acc[1][t] += wk[1] * x[t];
+              acc[2][t] += wk[2] * x[t];
+              acc[3][t] += wk[3] * x[t];
+            }
+          }
+          for (int j = 0; j < nk; ++j) {
+            const double b = double(bias(g * kpg + k0 + j));
+            for (std::size_t t = 0; t < nb; ++t) o[std::size_t(k0 + j) * PQ + pq0 + t] = b + acc[j][t];
+          }
+        }
+      }
+    }
+  }
   return out;
 }
 

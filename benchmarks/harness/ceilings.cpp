@@ -1,0 +1,139 @@
+#include "ceilings.hpp"
+
+#include <kcnn/compat.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <KokkosBlas3_gemm.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace kcnn::bench {
+
+namespace {
+
+struct copy_kernel {
+  Kokkos::View<const float*> a;
+  Kokkos::View<float*> b;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { b(i) = a(i); }
+};
+struct triad_kernel {
+  Kokkos::View<float*> a;
+  Kokkos::View<const float*> b, c;
+  float s;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { a(i) = b(i) + s * c(i); }
+};
+
+// Each work item runs `chains` independent multiply-add chains, `iters` times. A GPU hides FMA
+// latency across warps, so 32 per thread suffice; a CPU core needs latency x FMA ports vector
+// registers in flight from one work item (4 x 2 x 16 lanes with AVX-512).
+template <int chains>
+struct fma_kernel {
+  Kokkos::View<float*> out;
+  int iters;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    float x[chains];
+    for (int j = 0; j < chains; ++j) x[j] = float(i % 7) * 1e-3f + float(j) * 1e-4f;
+    const float m = 0.999f, a = 1e-6f;
+    for (int t = 0; t < iters; ++t)
+      for (int j = 0; j < chains; ++j) x[j] = compat::fma(x[j], m, a);
+    float s = 0;
+    for (int j = 0; j < chains; ++j) s += x[j];
+    out(i) = s;  // keeps the chains alive
+  }
+};
+
+template <class F>
+double best_seconds(int reps, const F& f) {
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    Kokkos::fence();
+    Kokkos::Timer t;
+    f();
+    Kokkos::fence();
+    best = std::min(best, t.seconds());
+  }
+  return best;
+}
+
+}  // namespace
+
+ceilings measure_ceilings(double llc_bytes) {
+  ceilings c;
+  Kokkos::Timer total;
+  using exec = Kokkos::DefaultExecutionSpace;
+  const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, exec::memory_space>::accessible;
+  c.reps = 5;
+
+  // 4x the last-level cache, at least 64 MiB and at most 1 GiB per array (server CPUs report a
+  // socket-wide L3 of hundreds of MiB that a few cores cannot fill anyway).
+  const std::size_t n = std::size_t(std::clamp(4.0 * llc_bytes, 64.0 * 1024 * 1024, 1024.0 * 1024 * 1024) / sizeof(float));
+  c.array_bytes = double(n) * sizeof(float);
+  {
+    Kokkos::View<float*> a("kcnn::ceil.a", n), b("kcnn::ceil.b", n), cc("kcnn::ceil.c", n);
+    Kokkos::deep_copy(a, 1.0f);
+    Kokkos::deep_copy(b, 2.0f);
+    Kokkos::deep_copy(cc, 3.0f);
+    const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, n);
+    const double tc = best_seconds(c.reps, [&] { Kokkos::parallel_for("kcnn::ceil.copy", range, copy_kernel{a, b}); });
+    const double tt = best_seconds(c.reps, [&] { Kokkos::parallel_for("kcnn::ceil.triad", range, triad_kernel{a, b, cc, 0.5f}); });
+    c.copy_s = tc;
+    c.triad_s = tt;
+    c.copy_gbps = 2.0 * c.array_bytes / tc / 1e9;
+    c.triad_gbps = 3.0 * c.array_bytes / tt / 1e9;
+  }
+  {
+    // Enough work items to fill a GPU many times over; on a host, enough to run ~0.1 s.
+    const std::size_t items = host ? std::size_t(2048) * std::max(1, exec().concurrency()) : std::size_t(1) << 20;
+    const int iters = host ? 512 : 2048;
+    Kokkos::View<float*> out("kcnn::ceil.fma", items);
+    const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, items);
+    constexpr int host_chains = 128, device_chains = 32;
+    const double t = best_seconds(c.reps, [&] {
+      if (host) Kokkos::parallel_for("kcnn::ceil.fma", range, fma_kernel<host_chains>{out, iters});
+      else Kokkos::parallel_for("kcnn::ceil.fma", range, fma_kernel<device_chains>{out, iters});
+    });
+    c.fma_s = t;
+    c.fma_flops = 2.0 * double(items) * iters * (host ? host_chains : device_chains);
+    c.fma_gflops = c.fma_flops / t / 1e9;
+  }
+  {
+    c.gemm_n = host ? 1024 : 8192;
+    const int m = c.gemm_n;
+    Kokkos::View<float**, Kokkos::LayoutLeft> A("kcnn::ceil.A", m, m), B("kcnn::ceil.B", m, m),
+        C("kcnn::ceil.C", m, m);
+    Kokkos::deep_copy(A, 0.5f);
+    Kokkos::deep_copy(B, 0.25f);
+    const double t = best_seconds(host ? 2 : c.reps, [&] { KokkosBlas::gemm("N", "N", 1.0f, A, B, 0.0f, C); });
+    c.gemm_s = t;
+    c.gemm_gflops = 2.0 * double(m) * m * m / t / 1e9;
+  }
+  c.seconds = total.seconds();
+  c.measured = true;
+  return c;
+}
+
+double roofline_pct(const ceilings& c, double bytes, double flops, double seconds) {
+  if (!c.measured || seconds <= 0 || bytes <= 0) return -1;
+  if (flops <= 0) return bytes / seconds / 1e9 / c.bandwidth_gbps() * 100.0;
+  const double attainable = std::min(c.bandwidth_gbps() * flops / bytes, c.peak_gflops());
+  return flops / seconds / 1e9 / attainable * 100.0;
+}
+
+std::string ceilings_json(const ceilings& c) {
+  if (!c.measured) return "null";
+  std::ostringstream o;
+  o.precision(6);
+  o << "{\n    \"copy_gbps\": " << c.copy_gbps << ",\n    \"triad_gbps\": " << c.triad_gbps
+    << ",\n    \"fma_gflops\": " << c.fma_gflops << ",\n    \"gemm_gflops\": " << c.gemm_gflops
+    << ",\n    \"bandwidth_gbps\": " << c.bandwidth_gbps() << ",\n    \"peak_gflops\": "
+    << c.peak_gflops() << ",\n    \"array_bytes\": " << std::size_t(c.array_bytes)
+    << ",\n    \"gemm_n\": " << c.gemm_n << ",\n    \"reps\": " << c.reps
+    << ",\n    \"seconds\": " << c.seconds
+    << ",\n    \"method\": \"best of reps; copy 2 x 4 B and triad 3 x 4 B per element (no write-allocate); "
+       "fma: 128 (host) or 32 (GPU) independent fp32 chains per work item; gemm: KokkosBlas::gemm fp32 square\"\n  }";
+  return o.str();
+}
+
+}  // namespace kcnn::bench
