@@ -1,0 +1,163 @@
+"""kcnn-report RESULTS... -o DIR   |   kcnn-report compare A.csv B.csv"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+import pandas as pd
+
+from . import load, plots, render, sections
+from .compare import compare_main
+
+
+DEFAULT_SUITES = os.environ.get("KCNN_SUITES_DIR") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "suites")
+
+
+def build_report(paths, out_dir, counters_path=None, title=None, suites_dir=DEFAULT_SUITES):
+    rows, contexts = load.load(paths)
+    counters = None
+    if counters_path:
+        counters = load_counters(counters_path)
+    ceilings = load.device_ceilings(rows, contexts)
+    parent = os.path.dirname(os.path.abspath(out_dir)) or "."
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".kcnn-report-", dir=parent)
+    try:
+        write_report(rows, contexts, ceilings, counters, tmp, title or "kcnn report",
+                     load.network_suites(suites_dir))
+        if os.path.isdir(out_dir):
+            shutil.rmtree(out_dir)
+        os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out_dir
+
+
+def load_counters(path):
+    try:
+        c = pd.read_csv(path)
+    except (OSError, ValueError) as e:
+        raise load.ReportError(f"{path}: not a readable CSV ({e})") from e
+    for col in ("key", "dram_bytes"):
+        if col not in c.columns:
+            raise load.ReportError(f"{path}: missing column '{col}' (a counters CSV has key,dram_bytes)")
+    try:
+        c["dram_bytes"] = pd.to_numeric(c["dram_bytes"], errors="raise")
+    except (ValueError, TypeError) as e:
+        raise load.ReportError(f"{path}: column 'dram_bytes' holds a non-numeric value") from e
+    return c.groupby("key", as_index=False)["dram_bytes"].sum()
+
+
+def write_report(rows, contexts, ceilings, counters, folder, title, networks=None):
+    page = render.Page(title, folder)
+    cases = sections.layer_cases(rows)
+    devs = sections.devices(rows)
+    page.para(f"{len(rows)} rows from {rows['source'].nunique()} file(s), {rows['run_id'].nunique()} run(s), "
+              f"{len(devs)} device(s). Times are medians of fenced repetitions; rates use each variant's "
+              "declared minimal bytes and FLOPs; roofline_pct uses the ceilings measured in the same run.")
+
+    page.heading("1. Run overview")
+    fails = sections.failures(rows)
+    if not fails.empty:
+        page.para(f"{len(fails)} case(s) not ok, listed first:")
+        page.table(fails, fail=True, label="cases not ok")
+    else:
+        page.para("Every case validated and was timed (status ok).")
+    page.table(sections.overview(rows, ceilings))
+    cl = [{"device": d, **{k: v for k, v in c.items()}} for d, c in ceilings.items()]
+    if cl:
+        page.para("Measured ceilings (best of the runs' measurements):")
+        page.table(pd.DataFrame(cl))
+    else:
+        page.para("No ceilings in these results (runs with --no-ceilings or schema 1): roofline lines are omitted.")
+
+    page.heading("2. Per layer: variants x layouts")
+    table = sections.per_layer(cases)
+    page.figures(plots.per_layer_bars(table, folder))
+    page.table(table, md_rows=60, best_col="best", label="every case, best per layer in bold")
+
+    page.heading("3. Layout heatmap (speedup over nchw)")
+    any_heat = False
+    for d in devs:
+        for net in dict.fromkeys(cases.loc[cases["device"] == d, "network"]):
+            sp = sections.layout_speedups(cases, d, net)
+            if not sp.empty:
+                any_heat = True
+                page.figures(plots.layout_heatmap(sp, d, net, folder))
+                page.table(sp.reset_index().rename(columns={"index": f"layer ({d})"}), md_rows=20,
+                           label=f"{net} speedups on {d}")
+    page.para(f"Per network, layers run in nchw and another layout; above {sections.MAX_HEATMAP_LAYERS} layers, "
+              "the ones with the largest nchw time.")
+    if not any_heat:
+        page.para("No layer was run in nchw and another layout.")
+
+    page.heading("4. Memory space and access pattern (speedup over global/coalesced)")
+    spp = sections.space_pattern_speedups(cases)
+    page.figures(plots.space_pattern_bars(spp, folder))
+    page.table(spp, md_rows=80)
+
+    page.heading("5. Roofline")
+    for d in devs:
+        pts = sections.roofline_points(cases, d)
+        page.figures(plots.roofline(pts, ceilings.get(d), d, folder))
+    page.para("Every timed case with FLOPs at its arithmetic intensity (declared FLOPs / minimal bytes); cases "
+              "without FLOPs (pooling, copies, transforms) appear in roofline_pct only.")
+
+    page.heading("6. Cross-device comparison")
+    matched = sections.cross_device(cases)
+    if matched.empty:
+        page.para("One device only (or no case in common): nothing to compare.")
+    else:
+        page.para(f"Baseline: {devs[0]}. Cases matched on their key (op, layout, memory space, access pattern, "
+                  "variant, layer, batch, tuning); speedup = baseline time / device time; best row per key.")
+        by_op = sections.cross_device_by_op(matched)
+        page.figures(plots.cross_device_bars(by_op, folder))
+        page.table(by_op)
+        page.para("Where the new device wins and loses most:")
+        page.table(sections.wins_and_losses(matched))
+        page.table(matched, md_rows=30, label="every matched case")
+
+    page.heading("7. Networks")
+    totals, plans = sections.network_totals(cases, rows, networks)
+    page.figures(plots.network_bars(totals, plans, folder))
+    page.table(totals)
+    if not plans.empty:
+        page.para("--network forward passes (validated end to end):")
+        page.table(plans)
+
+    page.heading("8. Traffic model (conv2d, fc)")
+    tr = sections.traffic(cases, ceilings, counters)
+    page.figures(plots.traffic_plot(tr, folder))
+    if counters is None:
+        page.para("No counters given (--counters): predicted DRAM bytes / time is the bandwidth each case would "
+                  "need if the model is right; points above the measured ceiling mean the caches do better than "
+                  "the model assumes. See docs/traffic_model.md.")
+    page.table(tr, md_rows=30, label="conv2d and fc rows")
+    page.write()
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "compare":
+        return compare_main(argv[1:])
+    ap = argparse.ArgumentParser(prog="kcnn-report",
+                                 description="Turn kcnn-bench results (CSV files or folders) into an HTML and "
+                                             "Markdown report with PNG plots. `kcnn-report compare A.csv B.csv` "
+                                             "compares two runs in the terminal.")
+    ap.add_argument("results", nargs="+", help="results CSV files or folders (searched recursively)")
+    ap.add_argument("-o", "--output", required=True, help="report folder (replaced when the report is complete)")
+    ap.add_argument("--counters", help="CSV with columns key,dram_bytes (profiler-measured DRAM bytes per case)")
+    ap.add_argument("--title", help="report title")
+    ap.add_argument("--suites", default=DEFAULT_SUITES,
+                    help="suites folder, to tell network suites (#@ kind: network) from layer tables")
+    a = ap.parse_args(argv)
+    try:
+        out = build_report(a.results, a.output, a.counters, a.title, a.suites)
+    except load.ReportError as e:
+        print(f"kcnn-report: error: {e}", file=sys.stderr)
+        return 2
+    print(f"kcnn-report: {os.path.join(out, 'index.html')} and report.md")
+    return 0

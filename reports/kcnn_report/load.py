@@ -1,0 +1,147 @@
+"""Reading results: CSV files or folders of them, their JSON sidecars, schema checks.
+
+Every problem is a ReportError naming the file (and column), raised before anything is written.
+"""
+import json
+import os
+
+import pandas as pd
+
+KNOWN_SCHEMAS = (1, 2)
+
+# Columns every row must have (schema 1 and 2); schema 2 adds predicted_dram_bytes.
+REQUIRED = [
+    "run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer", "op",
+    "n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "repeat", "layout",
+    "memory_space", "access_pattern", "variant", "tuning", "key", "reps", "time_ms_median",
+    "time_ms_min", "time_ms_max", "time_ms_stddev", "bytes", "flops", "gbps", "gflops",
+    "arithmetic_intensity", "roofline_pct", "rel_error", "status", "note",
+]
+OPTIONAL = ["predicted_dram_bytes", "cache", "time_ms_mean", "workspace_bytes", "passes", "out_h",
+            "out_w", "tolerance"]
+TEXT = ["run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer", "op",
+        "layout", "memory_space", "access_pattern", "variant", "tuning", "key", "status", "note", "cache"]
+
+
+class ReportError(Exception):
+    """Bad input: the message names the file and, where it applies, the column."""
+
+
+def expand(paths):
+    """Files and folders (searched recursively for *.csv) -> sorted list of CSV files."""
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = []
+            for root, _dirs, names in os.walk(p):
+                found += [os.path.join(root, n) for n in names if n.endswith(".csv")]
+            if not found:
+                raise ReportError(f"{p}: no results CSV files in this folder")
+            files += sorted(found)
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise ReportError(f"{p}: no such file or folder")
+    return files
+
+
+def read_context(csv_path):
+    """The JSON sidecar of a results CSV, or None when there is none."""
+    js = os.path.splitext(csv_path)[0] + ".json"
+    if not os.path.isfile(js):
+        return None
+    try:
+        with open(js, encoding="utf-8") as f:
+            ctx = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ReportError(f"{js}: not a readable JSON context ({e})") from e
+    v = ctx.get("schema_version")
+    if v not in KNOWN_SCHEMAS:
+        raise ReportError(f"{js}: unknown schema_version {v!r} (known: {', '.join(map(str, KNOWN_SCHEMAS))})")
+    return ctx
+
+
+def read_csv(path):
+    try:
+        df = pd.read_csv(path, dtype={c: str for c in TEXT}, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError, pd.errors.ParserError) as e:
+        raise ReportError(f"{path}: not a readable CSV ({e})") from e
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise ReportError(f"{path}: missing column(s) {', '.join(missing)}")
+    for c in OPTIONAL:
+        if c not in df.columns:
+            df[c] = float("nan")
+    for c in TEXT:
+        df[c] = df[c].fillna("").astype(str)
+    numeric = ["n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "repeat", "reps",
+               "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "bytes", "flops", "gbps",
+               "gflops", "arithmetic_intensity", "roofline_pct", "rel_error", "predicted_dram_bytes"]
+    for c in numeric:
+        try:
+            df[c] = pd.to_numeric(df[c], errors="raise")
+        except (ValueError, TypeError) as e:
+            raise ReportError(f"{path}: column '{c}' holds a non-numeric value ({e})") from e
+    df["source"] = path
+    return df
+
+
+def load(paths):
+    """All rows of all inputs (one DataFrame) and the contexts by run_id."""
+    frames, contexts = [], {}
+    for path in expand(paths):
+        if path.endswith(".partial"):
+            continue
+        df = read_csv(path)
+        ctx = read_context(path)
+        if ctx is not None:
+            for rid in df["run_id"].unique():
+                contexts[rid] = ctx
+        frames.append(df)
+    if not frames:
+        raise ReportError(f"{', '.join(paths)}: no results CSV files")
+    rows = pd.concat(frames, ignore_index=True)
+    if rows.empty:
+        raise ReportError(f"{', '.join(paths)}: the results files hold no rows")
+    return rows, contexts
+
+
+def network_suites(suites_dir):
+    """Names of the network suites (files marked `#@ kind: network`) in a suites folder; None
+    when the folder is not there."""
+    if not suites_dir or not os.path.isdir(suites_dir):
+        return None
+    names = set()
+    for n in os.listdir(suites_dir):
+        if n.endswith(".csv"):
+            with open(os.path.join(suites_dir, n), encoding="utf-8") as f:
+                for line in f:
+                    if not line.startswith("#"):
+                        break
+                    if line.replace(" ", "").startswith("#@kind:network"):
+                        names.add(n[:-4])
+    return names
+
+
+def device_ceilings(rows, contexts):
+    """Per device: the best measured ceilings of its runs (from the contexts, or `ceiling` rows)."""
+    out = {}
+    for dev, g in rows.groupby("device", sort=False):
+        best = {}
+        for rid in g["run_id"].unique():
+            c = (contexts.get(rid) or {}).get("ceilings")
+            if c:
+                for k in ("copy_gbps", "triad_gbps", "fma_gflops", "gemm_gflops"):
+                    if c.get(k) is not None:
+                        best[k] = max(best.get(k, 0.0), float(c[k]))
+        cr = g[(g["op"] == "ceiling") & (g["status"] == "ok")]
+        for _, r in cr.iterrows():
+            k = {"copy": "copy_gbps", "triad": "triad_gbps", "fma": "fma_gflops", "gemm": "gemm_gflops"}.get(r["variant"])
+            if k:
+                v = r["gbps"] if k.endswith("gbps") else r["gflops"]
+                best[k] = max(best.get(k, 0.0), float(v))
+        if best:
+            best["bandwidth_gbps"] = max(best.get("copy_gbps", 0.0), best.get("triad_gbps", 0.0))
+            best["peak_gflops"] = max(best.get("fma_gflops", 0.0), best.get("gemm_gflops", 0.0))
+            out[dev] = best
+    return out

@@ -1,0 +1,235 @@
+"""The report's content as tables (DataFrames), one function per section; plots and rendering
+only draw and format what these return, so the tests check values here."""
+import math
+
+import numpy as np
+import pandas as pd
+
+# Rows that are not layer cases: studies with their own sections.
+STUDY_OPS = {"network", "memory_plan", "ceiling"}
+LAYOUT_ORDER = ["nchw", "nhwc", "chwn", "strided"]
+
+
+def geomean(values):
+    v = [float(x) for x in values if x > 0 and math.isfinite(x)]
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+
+def devices(rows):
+    """Devices in order of first appearance (the first is the baseline of comparisons)."""
+    return list(dict.fromkeys(rows["device"]))
+
+
+def layer_cases(rows):
+    """Validated, timed layer cases."""
+    ok = rows[(rows["status"] == "ok") & ~rows["op"].isin(STUDY_OPS) & (rows["time_ms_median"] > 0)].copy()
+    ok["config"] = ok.apply(config_label, axis=1)
+    ok["rate"] = np.where(ok["flops"] > 0, ok["gflops"], ok["gbps"])
+    ok["rate_unit"] = np.where(ok["flops"] > 0, "GFLOP/s", "GB/s")
+    return ok
+
+
+def config_label(r):
+    t = f"/{r['tuning']}" if r["tuning"] else ""
+    return f"{r['variant']}/{r['memory_space']}/{r['access_pattern']}{t}"
+
+
+def best_per_key(cases):
+    """Per device and case key, the fastest row (several runs of the same case: the best one)."""
+    idx = cases.groupby(["device", "key"])["time_ms_median"].idxmin()
+    return cases.loc[idx].reset_index(drop=True)
+
+
+# 1. Overview ---------------------------------------------------------------------------------
+
+def overview(rows, ceilings):
+    out = []
+    for dev in devices(rows):
+        g = rows[rows["device"] == dev]
+        c = ceilings.get(dev, {})
+        out.append({
+            "device": dev,
+            "backends": ", ".join(sorted(set(g["backend"]))),
+            "kokkos": ", ".join(sorted(set(g["kokkos_version"]))),
+            "runs": g["run_id"].nunique(),
+            "cases": len(g),
+            "ok": int((g["status"] == "ok").sum()),
+            "failed": int(g["status"].isin(["failed_validation", "error"]).sum()),
+            "skipped": int((g["status"] == "skipped").sum()),
+            "bandwidth GB/s": c.get("bandwidth_gbps", float("nan")),
+            "peak GFLOP/s": c.get("peak_gflops", float("nan")),
+            "gemm GFLOP/s": c.get("gemm_gflops", float("nan")),
+        })
+    return pd.DataFrame(out)
+
+
+def failures(rows):
+    bad = rows[rows["status"] != "ok"]
+    order = {"failed_validation": 0, "error": 1, "skipped": 2}
+    bad = bad.assign(_o=bad["status"].map(order).fillna(3)).sort_values(["_o", "device", "key"])
+    return bad[["device", "key", "status", "note"]].reset_index(drop=True)
+
+
+# 2. Per layer --------------------------------------------------------------------------------
+
+def per_layer(cases):
+    """Every configuration x layout of every layer, the fastest per layer marked."""
+    b = best_per_key(cases)
+    b = b.sort_values(["device", "network", "layer", "config", "layout"])
+    fastest = b.groupby(["device", "network", "layer", "op"])["time_ms_median"].transform("min")
+    b["best"] = b["time_ms_median"] == fastest
+    return b[["device", "network", "layer", "op", "n", "config", "layout", "time_ms_median", "rate", "rate_unit",
+              "roofline_pct", "best"]].reset_index(drop=True)
+
+
+# 3. Layout heatmap ---------------------------------------------------------------------------
+
+MAX_HEATMAP_LAYERS = 60
+
+
+def layout_speedups(cases, device, network=None):
+    """layer x layout: speedup over nchw of each layer's best variant in each layout, for layers
+    run in nchw and at least one other layout. Above MAX_HEATMAP_LAYERS layers, the ones with the
+    largest nchw time (those that weigh most in the network), in network order."""
+    c = cases[cases["device"] == device]
+    if network is not None:
+        c = c[c["network"] == network]
+    if c.empty:
+        return pd.DataFrame()
+    order = list(dict.fromkeys(zip(c["network"], c["layer"], c["n"])))
+    t = c.groupby(["network", "layer", "n", "layout"])["time_ms_median"].min().unstack("layout")
+    if "nchw" not in t.columns:
+        return pd.DataFrame()
+    t = t[[l for l in LAYOUT_ORDER if l in t.columns]]
+    t = t[t["nchw"].notna() & (t.notna().sum(axis=1) >= 2)]
+    if t.empty:
+        return pd.DataFrame()
+    if len(t) > MAX_HEATMAP_LAYERS:
+        t = t.loc[t["nchw"].nlargest(MAX_HEATMAP_LAYERS).index]
+    t = t.loc[[k for k in order if k in t.index]]
+    sp = t.rdiv(t["nchw"], axis=0)
+    several_batches = len(set(b for _, _, b in sp.index)) > 1
+    sp.index = [f"{net}.{l}" + (f" n{int(b)}" if several_batches else "") for net, l, b in sp.index]
+    return sp
+
+
+# 4. Memory space and access pattern ----------------------------------------------------------
+
+def space_pattern_speedups(cases):
+    """Per device, op, memory space and access pattern: speedup over global/coalesced (the best
+    global/coalesced row of the same layer and layout), geometric mean over layers."""
+    out = []
+    for (dev, op), g in cases.groupby(["device", "op"], sort=False):
+        base = g[(g["memory_space"] == "global") & (g["access_pattern"] == "coalesced")]
+        base = base.groupby(["network", "layer", "layout"])["time_ms_median"].min()
+        if base.empty:
+            continue
+        best = g.groupby(["network", "layer", "layout", "memory_space", "access_pattern"])["time_ms_median"].min()
+        for (space, pattern), s in best.groupby(level=["memory_space", "access_pattern"]):
+            sp = []
+            for (n, l, lay, _, _), t in s.items():
+                if (n, l, lay) in base.index:
+                    sp.append(base[(n, l, lay)] / t)
+            if sp:
+                out.append({"device": dev, "op": op, "memory_space": space, "access_pattern": pattern,
+                            "speedup": geomean(sp), "cases": len(sp)})
+    return pd.DataFrame(out)
+
+
+# 5. Roofline ---------------------------------------------------------------------------------
+
+def roofline_points(cases, device):
+    c = cases[(cases["device"] == device) & (cases["flops"] > 0) & (cases["bytes"] > 0)]
+    return c[["key", "op", "arithmetic_intensity", "gflops", "roofline_pct"]].reset_index(drop=True)
+
+
+# 6. Cross-device -----------------------------------------------------------------------------
+
+def cross_device(cases):
+    """Cases matched on their key (all four axes, layer and batch) between the first device and
+    each other one: speedup = time on the first / time on the other."""
+    devs = devices(cases)
+    if len(devs) < 2:
+        return pd.DataFrame()
+    b = best_per_key(cases)
+    first = b[b["device"] == devs[0]].set_index("key")
+    out = []
+    for d in devs[1:]:
+        other = b[b["device"] == d].set_index("key")
+        common = first.index.intersection(other.index)
+        for k in common:
+            out.append({"baseline": devs[0], "device": d, "key": k, "op": first.at[k, "op"],
+                        "time_baseline_ms": first.at[k, "time_ms_median"],
+                        "time_device_ms": other.at[k, "time_ms_median"],
+                        "speedup": first.at[k, "time_ms_median"] / other.at[k, "time_ms_median"]})
+    return pd.DataFrame(out)
+
+
+def cross_device_by_op(matched):
+    if matched.empty:
+        return pd.DataFrame()
+    out = []
+    for (d, op), g in matched.groupby(["device", "op"], sort=False):
+        out.append({"device": d, "op": op, "cases": len(g), "geomean_speedup": geomean(g["speedup"]),
+                    "wins": int((g["speedup"] > 1.05).sum()), "losses": int((g["speedup"] < 1 / 1.05).sum()),
+                    "best_case": g.loc[g["speedup"].idxmax(), "key"], "best": g["speedup"].max(),
+                    "worst_case": g.loc[g["speedup"].idxmin(), "key"], "worst": g["speedup"].min()})
+    return pd.DataFrame(out)
+
+
+def wins_and_losses(matched, top=5):
+    """Where the new device wins and loses most, per device."""
+    if matched.empty:
+        return pd.DataFrame()
+    parts = []
+    for d, g in matched.groupby("device", sort=False):
+        g = g.sort_values("speedup")
+        parts.append(g.tail(top).iloc[::-1].assign(where="wins"))
+        parts.append(g.head(top).assign(where="loses"))
+    return pd.concat(parts)[["device", "where", "key", "time_baseline_ms", "time_device_ms", "speedup"]].reset_index(drop=True)
+
+
+# 7. Networks ---------------------------------------------------------------------------------
+
+def network_totals(cases, rows, networks=None):
+    """Per device and network: the sum over layers (x repeat) of each layer's best case, of the best
+    case within each layout, and the --network plans' times where present. networks: the names
+    of the network suites (None: every network column value with layers of two ops or more); a
+    network run with --network (op `network` rows) always counts."""
+    if networks is not None:
+        networks = set(networks) | set(rows.loc[rows["op"] == "network", "network"])
+    out = []
+    for (dev, net), g in cases.groupby(["device", "network"], sort=False):
+        if (networks is not None and net not in networks) or (networks is None and g["op"].nunique() < 2):
+            continue
+        layers = g.groupby("layer")
+        rep = layers["repeat"].max()
+        entry = {"device": dev, "network": net, "layers": len(rep),
+                 "per_layer_best_ms": float((layers["time_ms_median"].min() * rep).sum())}
+        for lay in LAYOUT_ORDER:
+            t = g[g["layout"] == lay].groupby("layer")["time_ms_median"].min()
+            if len(t) == len(rep):
+                entry[f"{lay}_ms"] = float((t * rep[t.index]).sum())
+        out.append(entry)
+    totals = pd.DataFrame(out)
+    plans = rows[(rows["op"] == "network") & (rows["layer"] == "all") & (rows["status"] == "ok")]
+    plans = plans[["device", "network", "n", "variant", "time_ms_median", "note"]].rename(
+        columns={"variant": "plan", "time_ms_median": "time_ms"}).reset_index(drop=True)
+    return totals, plans
+
+
+# 8. Traffic model ----------------------------------------------------------------------------
+
+def traffic(cases, ceilings, counters=None):
+    c = cases[cases["op"].isin(["conv2d", "fc"]) & (cases["predicted_dram_bytes"] > 0)].copy()
+    if c.empty:
+        return c
+    c["predicted_gbps"] = c["predicted_dram_bytes"] / (c["time_ms_median"] * 1e-3) / 1e9
+    c["bandwidth_gbps"] = c["device"].map(lambda d: ceilings.get(d, {}).get("bandwidth_gbps", float("nan")))
+    cols = ["device", "key", "layout", "config", "bytes", "predicted_dram_bytes", "time_ms_median",
+            "predicted_gbps", "bandwidth_gbps"]
+    if counters is not None:
+        c = c.merge(counters, on="key", how="left")
+        c["predicted_over_measured"] = c["predicted_dram_bytes"] / c["dram_bytes"]
+        cols += ["dram_bytes", "predicted_over_measured"]
+    return c[cols].reset_index(drop=True)

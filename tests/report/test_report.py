@@ -1,0 +1,245 @@
+"""kcnn-report on synthetic results with hand-computed values: every section, the compare
+verdicts, bad inputs, and the report files themselves."""
+import base64
+import io
+import math
+import os
+import re
+import subprocess
+import sys
+
+import matplotlib.image as mpimg
+import pytest
+
+import synthetic
+from kcnn_report import cli, compare, load, sections
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+A, B = "Host CPU A", "GPU B"
+
+
+def run_cli(*args):
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "reports"))
+    return subprocess.run([sys.executable, "-m", "kcnn_report", *args], capture_output=True, text=True, env=env)
+
+
+@pytest.fixture
+def two_devices(tmp_path):
+    a = synthetic.write(str(tmp_path / "a"), "run-a", synthetic.device_rows(A, run_id="RA"), synthetic.CEILINGS_A)
+    b = synthetic.write(str(tmp_path / "b"), "run-b",
+                        synthetic.device_rows(B, conv_scale=0.5, pool_scale=2.0, run_id="RB"), synthetic.CEILINGS_B)
+    return a, b
+
+
+@pytest.fixture
+def loaded(two_devices):
+    rows, ctx = load.load(list(two_devices))
+    return rows, ctx, sections.layer_cases(rows), load.device_ceilings(rows, ctx)
+
+
+def test_overview_counts_failures_first_and_ceilings(loaded):
+    rows, _, _, ceil = loaded
+    ov = sections.overview(rows, ceil).set_index("device")
+    assert list(ov.index) == [A, B]
+    assert ov.at[A, "cases"] == 18 and ov.at[A, "ok"] == 17 and ov.at[A, "failed"] == 1
+    assert ov.at[A, "bandwidth GB/s"] == 12.0 and ov.at[A, "peak GFLOP/s"] == 100.0
+    assert ov.at[B, "bandwidth GB/s"] == 2000.0
+    f = sections.failures(rows)
+    assert len(f) == 2 and set(f["status"]) == {"failed_validation"}
+    assert f.iloc[0]["note"] == "rel_error 0.5 > 1e-4"
+
+
+def test_per_layer_marks_the_fastest(loaded):
+    _, _, cases, _ = loaded
+    t = sections.per_layer(cases)
+    a = t[(t["device"] == A) & (t["layer"] == "conv1")]
+    assert len(a) == 9
+    best = a[a["best"]]
+    assert len(best) == 1 and best.iloc[0]["config"] == "im2col_gemm/global/tiled" and best.iloc[0]["layout"] == "nchw"
+    # GFLOP/s for conv (4e8 FLOP in 0.5 ms = 800), GB/s for pooling (2e6 B in 0.1 ms = 20).
+    assert best.iloc[0]["rate"] == pytest.approx(800.0)
+    p = t[(t["device"] == A) & (t["layer"] == "pool1") & t["best"]]
+    assert p.iloc[0]["layout"] == "nhwc" and p.iloc[0]["rate"] == pytest.approx(20.0) and p.iloc[0]["rate_unit"] == "GB/s"
+
+
+def test_layout_heatmap_values(loaded):
+    _, _, cases, _ = loaded
+    sp = sections.layout_speedups(cases, A, "tiny")
+    assert list(sp.columns) == ["nchw", "nhwc", "chwn"]
+    assert list(sp.index) == ["tiny.conv1", "tiny.pool1", "tiny.relu1"]
+    # Best variant per layout: conv nchw 0.5, nhwc 0.8, chwn 1.6; pool 0.2, 0.1, 0.4 ms.
+    assert sp.loc["tiny.conv1"].tolist() == pytest.approx([1.0, 0.625, 0.3125])
+    assert sp.loc["tiny.pool1"].tolist() == pytest.approx([1.0, 2.0, 0.5])
+    assert sp.loc["tiny.relu1"].tolist() == pytest.approx([1.0, 1.0, 1.0])
+
+
+def test_space_and_pattern_speedups_over_global_coalesced(loaded):
+    _, _, cases, _ = loaded
+    s = sections.space_pattern_speedups(cases)
+    s = s[(s["device"] == A) & (s["op"] == "conv2d")].set_index(["memory_space", "access_pattern"])
+    assert s.at[("global", "coalesced"), "speedup"] == pytest.approx(1.0)
+    assert s.at[("scratch", "tiled"), "speedup"] == pytest.approx(32 ** (1 / 3))   # 4, 2, 4
+    assert s.at[("global", "tiled"), "speedup"] == pytest.approx(100 ** (1 / 3))   # 8, 2.5, 5
+    assert s.at[("scratch", "tiled"), "cases"] == 3
+
+
+def test_roofline_points_only_cases_with_flops(loaded):
+    _, _, cases, _ = loaded
+    p = sections.roofline_points(cases, A)
+    assert set(p["op"]) == {"conv2d"} and len(p) == 9
+    assert p["arithmetic_intensity"].tolist() == pytest.approx([100.0] * 9)
+
+
+def test_cross_device_speedups_geomean_and_wins(loaded):
+    _, _, cases, _ = loaded
+    m = sections.cross_device(cases)
+    assert set(m["device"]) == {B} and len(m) == 15   # 9 conv + 3 pool + 3 relu; failed and plans excluded
+    by = sections.cross_device_by_op(m).set_index("op")
+    assert by.at["conv2d", "geomean_speedup"] == pytest.approx(2.0)
+    assert by.at["pool_max", "geomean_speedup"] == pytest.approx(0.5)
+    assert by.at["relu", "geomean_speedup"] == pytest.approx(1.0)
+    assert by.at["conv2d", "wins"] == 9 and by.at["pool_max", "losses"] == 3 and by.at["relu", "wins"] == 0
+    wl = sections.wins_and_losses(m, top=3)
+    assert (wl[wl["where"] == "wins"]["speedup"] == 2.0).all()
+    assert (wl[wl["where"] == "loses"]["speedup"] == 0.5).all()
+
+
+def test_network_totals_and_plans(loaded):
+    rows, _, cases, _ = loaded
+    totals, plans = sections.network_totals(cases, rows)
+    t = totals.set_index("device").loc[A]
+    # conv 0.5 + pool 0.1 + relu 0.05 x repeat 2; per layout: nchw .5+.2+.1, nhwc .8+.1+.1, chwn 1.6+.4+.1
+    assert t["per_layer_best_ms"] == pytest.approx(0.7)
+    assert t["nchw_ms"] == pytest.approx(0.8) and t["nhwc_ms"] == pytest.approx(1.0) and t["chwn_ms"] == pytest.approx(2.1)
+    assert t["layers"] == 3
+    pa = plans[plans["device"] == A].set_index("plan")
+    assert pa.at["uniform_nchw", "time_ms"] == 4.25 and pa.at["per_layer", "time_ms"] == 0.7
+    # A name list excludes what is not a network suite, unless it was run with --network.
+    totals2, _ = sections.network_totals(cases, rows[rows["op"] != "network"], networks={"other"})
+    assert totals2.empty
+    totals3, _ = sections.network_totals(cases, rows, networks={"other"})
+    assert set(totals3["network"]) == {"tiny"}
+
+
+def test_traffic_effective_bandwidth_and_counters(loaded):
+    _, _, cases, ceil = loaded
+    tr = sections.traffic(cases, ceil)
+    r = tr[(tr["device"] == A) & (tr["config"] == "im2col_gemm/global/tiled") & (tr["layout"] == "nchw")].iloc[0]
+    assert r["predicted_gbps"] == pytest.approx(16.0)   # 8e6 B in 0.5 ms
+    assert r["bandwidth_gbps"] == 12.0
+    import pandas as pd
+    counters = pd.DataFrame({"key": [r["key"]], "dram_bytes": [4e6]})
+    tc = sections.traffic(cases, ceil, counters)
+    rc = tc[tc["key"] == r["key"]]
+    assert rc[rc["device"] == A]["predicted_over_measured"].iloc[0] == pytest.approx(2.0)
+
+
+def test_compare_verdicts_account_for_noise():
+    nan = float("nan")
+    assert compare.verdict(1.0, 0.95, 0.005, 0.005)[2] == "faster"          # 5 % > 2 % floor
+    assert compare.verdict(1.0, 0.95, 0.03, 0.03)[2] == "same (within noise)"  # 2 sqrt(2) 3 % = 8.5 %
+    assert compare.verdict(1.0, 1.2, 0.03, 0.03)[2] == "slower"
+    assert compare.verdict(1.0, 0.95, nan, 0.01)[2] == "same (within noise) (1 rep)"
+    assert compare.verdict(1.0, 0.8, nan, 0.01)[2] == "faster (1 rep)"
+    ch, thr, _ = compare.verdict(2.0, 1.0, 0.01, 0.01)
+    assert ch == pytest.approx(-0.5) and thr == pytest.approx(2 * math.sqrt(2e-4))
+
+
+def test_compare_command(two_devices):
+    a, b = two_devices
+    r = run_cli("compare", a, b)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    conv = [l for l in lines if l.startswith("conv2d/nchw/scratch/tiled/direct/tiny.conv1/n8")][0]
+    assert "-50.0%" in conv and conv.endswith("faster")
+    pool = [l for l in lines if l.startswith("pool_max/nhwc/")][0]
+    assert "+100.0%" in pool and pool.endswith("slower")
+    relu = [l for l in lines if l.startswith("relu/nchw/")][0]
+    assert relu.endswith("same (within noise)")
+    # 9 conv at 2x, 3 pools at 0.5x, 3 relus at 1x: 2^((9 - 3) / 15).
+    assert f"{2 ** 0.4:.3f}x" in lines[-1] and "15 matched cases: 9 faster, 3 slower, 3 within noise" in lines[-1]
+
+
+def test_compare_without_common_cases_fails(tmp_path, two_devices):
+    other = synthetic.write(str(tmp_path / "c"), "run-c",
+                            [synthetic.row("X", "else", "l", "relu", "nchw", "global", "coalesced", "naive", 1.0)])
+    r = run_cli("compare", two_devices[0], other)
+    assert r.returncode == 2 and "no case with status ok in common" in r.stderr
+
+
+BAD = [
+    ("missing_column", lambda rows: (rows, [c for c in synthetic.COLUMNS if c != "time_ms_median"], 2),
+     "missing column(s) time_ms_median"),
+    ("unknown_schema", lambda rows: (rows, None, 7), "unknown schema_version 7"),
+    ("no_rows", lambda rows: ([], None, 2), "hold no rows"),
+    ("non_numeric", lambda rows: ([dict(rows[0], bytes="lots")] + rows[1:], None, 2), "column 'bytes'"),
+]
+
+
+@pytest.mark.parametrize("name,mutate,message", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_names_the_file_exits_2_and_writes_nothing(tmp_path, name, mutate, message):
+    rows, cols, schema = mutate(synthetic.device_rows(A))
+    path = synthetic.write(str(tmp_path / "in"), name, rows, schema=schema, columns=cols)
+    out = tmp_path / "report"
+    r = run_cli(path, "-o", str(out))
+    assert r.returncode == 2
+    assert message in r.stderr, r.stderr
+    where = path if name != "unknown_schema" else path[:-4] + ".json"
+    assert where in r.stderr
+    assert not out.exists()
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".kcnn-report-")]
+
+
+def test_missing_input_and_existing_report_kept_on_failure(tmp_path):
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "keep.txt").write_text("previous report")
+    r = run_cli(str(tmp_path / "nope.csv"), "-o", str(out))
+    assert r.returncode == 2 and "nope.csv: no such file or folder" in r.stderr
+    assert (out / "keep.txt").read_text() == "previous report"
+    bad = tmp_path / "counters.csv"
+    bad.write_text("case,bytes\nx,1\n")
+    good = synthetic.write(str(tmp_path / "in"), "ok", synthetic.device_rows(A))
+    r = run_cli(good, "-o", str(out), "--counters", str(bad))
+    assert r.returncode == 2 and "counters.csv: missing column 'key'" in r.stderr
+    assert (out / "keep.txt").exists()
+
+
+def decode_png(data):
+    img = mpimg.imread(io.BytesIO(data), format="png")
+    assert img.shape[0] > 50 and img.shape[1] > 50
+    assert float(img.std()) > 0.01, "a blank image"
+    return img
+
+
+def test_full_report_files(tmp_path, two_devices):
+    out = tmp_path / "report"
+    r = run_cli(*two_devices, "-o", str(out), "--title", "A vs B")
+    assert r.returncode == 0, r.stderr
+    html = (out / "index.html").read_text()
+    md = (out / "report.md").read_text()
+    pngs = sorted(p.name for p in out.iterdir() if p.suffix == ".png")
+    for prefix in ("layer-", "layouts-", "spaces-", "roofline-", "cross-", "networks.png", "network-plans.png",
+                   "traffic.png"):
+        assert any(p.startswith(prefix) for p in pngs), prefix
+    assert len([p for p in pngs if p.startswith("roofline-")]) == 2
+    # Every PNG is referenced by the Markdown and embedded (decodable) in the HTML.
+    for p in pngs:
+        assert f"]({p})" in md
+        decode_png((out / p).read_bytes())
+    uris = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", html)
+    assert len(uris) == len(pngs)
+    for u in uris:
+        decode_png(base64.b64decode(u))
+    assert "src='http" not in html and "<script" not in html
+    for h in ("1. Run overview", "2. Per layer", "3. Layout heatmap", "4. Memory space", "5. Roofline",
+              "6. Cross-device", "7. Networks", "8. Traffic model"):
+        assert h in html and h in md
+    assert "failed_validation" in md.split("## 2.")[0]  # failures listed in the overview
+
+
+def test_report_from_a_folder_of_one_device(tmp_path):
+    synthetic.write(str(tmp_path / "res" / "dev"), "r1", synthetic.device_rows(A), synthetic.CEILINGS_A)
+    out = tmp_path / "rep"
+    assert cli.main([str(tmp_path / "res"), "-o", str(out)]) == 0
+    assert "One device only" in (out / "report.md").read_text()
