@@ -1,5 +1,8 @@
 // kcnn-bench as a process: --list and its filters, exit codes, results files, and the
 // harness catching deliberately wrong kernels (kcnn-bench-faults).
+#include <kcnn/compat.hpp>
+
+#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -55,8 +58,22 @@ std::vector<std::string> lines(const std::string& s) {
   return v;
 }
 
+// Splits on sep; for ',' (CSV rows) a field in double quotes may hold commas and "" quotes.
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> v;
+  if (sep == ',') {
+    std::string f;
+    bool quoted = false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const char ch = s[i];
+      if (quoted && ch == '"' && i + 1 < s.size() && s[i + 1] == '"') { f += '"'; ++i; }
+      else if (ch == '"') quoted = !quoted;
+      else if (ch == ',' && !quoted) { v.push_back(f); f.clear(); }
+      else f += ch;
+    }
+    v.push_back(f);
+    return v;
+  }
   std::size_t start = 0;
   while (true) {
     const auto pos = s.find(sep, start);
@@ -274,6 +291,36 @@ TEST(Cli, CeilingsAloneWriteFourPlausibleRows) {
   EXPECT_NE(r.out.find("ceilings: copy"), std::string::npos) << r.out;
   EXPECT_EQ(run(KCNN_BENCH_EXE, "--ceilings --no-ceilings").code, 2);
 }
+
+#if defined(KCNN_HAVE_ONEDNN)
+TEST(Cli, OneDnnPeersAreListedValidatedAndSayTheirThreads) {
+  const auto listed = lines(run(KCNN_BENCH_EXE, "--list --variant onednn").out);
+  // conv2d, fc, both pools, six activations, LRN, batch norm, softmax (nchw, nhwc) and the
+  // nchw <-> nhwc transforms, on the smoke suite's layers.
+  for (const char* op : {"conv2d/", "fc/", "pool_max/", "pool_avg/", "relu/", "sigmoid/", "lrn/", "batchnorm/",
+                         "softmax/", "transform/"}) {
+    bool found = false;
+    for (const auto& k : listed) found = found || k.rfind(op, 0) == 0;
+    EXPECT_TRUE(found) << op;
+  }
+  for (const auto& k : listed) EXPECT_EQ(k.find("/chwn/"), std::string::npos) << k;
+  const fs::path out = fresh_dir("kcnn_cli_onednn");
+  const auto r = run(KCNN_BENCH_EXE, "--quick --no-ceilings --variant onednn --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = lines(slurp(files_with(out, ".csv").at(0)));
+  ASSERT_EQ(rows.size(), listed.size() + 1);
+  const auto head = split(rows[0], ',');
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = split(rows[i], ',');
+    EXPECT_EQ(f[col(head, "status")], "ok") << rows[i];
+    EXPECT_EQ(f[col(head, "variant")], "onednn");
+    EXPECT_NE(rows[i].find("oneDNN 2."), std::string::npos) << rows[i];
+    // oneDNN runs on as many threads as the Kokkos backend (1 on Serial).
+    const int threads = kcnn::compat::concurrency(Kokkos::DefaultExecutionSpace());
+    EXPECT_NE(rows[i].find(", " + std::to_string(threads) + " thread"), std::string::npos) << rows[i];
+  }
+}
+#endif
 
 TEST(Cli, WrongKernelsAreFailedNotTimedAndExit1) {
   const fs::path out = fresh_dir("kcnn_cli_faults");

@@ -99,10 +99,15 @@ TEST(ComputeVariants, Conv2dLargeWindowStride4) {
   EXPECT_GE(check_all_variants(spec("alexnet_conv1", "conv2d", 1, 3, 35, 35, 8, 11, 11, 4, 0, 1)), 24);
 }
 TEST(ComputeVariants, FcSmallAndLeNetIp1) {
+#if defined(KCNN_HAVE_ONEDNN)
+  const int peers = 2;  // oneDNN's inner product in nchw and nhwc, cross-checked with the rest
+#else
+  const int peers = 0;
+#endif
   // gemm_kk, direct, readonly, tiled scratch, constant: 5 x 3 layouts.
-  EXPECT_EQ(check_all_variants(spec("fc_small", "fc", 3, 8, 2, 2, 10, 0, 0, 1, 0, 1)), 15);
+  EXPECT_EQ(check_all_variants(spec("fc_small", "fc", 3, 8, 2, 2, 10, 0, 0, 1, 0, 1)), 15 + peers);
   // 800 -> 100: too large for constant memory, 12 variants.
-  EXPECT_EQ(check_all_variants(spec("lenet_ip1", "fc", 5, 50, 4, 4, 100, 0, 0, 1, 0, 1)), 12);
+  EXPECT_EQ(check_all_variants(spec("lenet_ip1", "fc", 5, 50, 4, 4, 100, 0, 0, 1, 0, 1)), 12 + peers);
 }
 
 TEST(AllVariants, EverySmokeLayerEveryVariantAtReducedBatch) {

@@ -1,5 +1,6 @@
 // The results CSV has exactly the documented columns and appears atomically.
 #include "results.hpp"
+#include "stats.hpp"
 
 #include <gtest/gtest.h>
 
@@ -110,4 +111,15 @@ TEST(Results, CsvEscaping) {
   EXPECT_EQ(csv_escape("a,b"), "\"a,b\"");
   EXPECT_EQ(csv_escape("say \"hi\""), "\"say \"\"hi\"\"\"");
   EXPECT_EQ(json_escape("a\"b\\c\n"), "a\\\"b\\\\c\\n");
+}
+
+TEST(Stats, NoisyRowsAreMarkedWithTheirSpread) {
+  // Samples 1, 1, 1, 1.4: mean 1.1, stddev 0.2 (sample), 18.2 % > 5 %.
+  const auto noisy = kcnn::bench::summarize({1.0, 1.0, 1.0, 1.4});
+  EXPECT_NEAR(noisy.rel_spread(), 0.2 / 1.1, 1e-12);
+  EXPECT_EQ(kcnn::bench::noisy_note(noisy, 4, 0.05), "noisy: stddev/mean 18.2% after 4 reps");
+  EXPECT_EQ(kcnn::bench::noisy_note(noisy, 4, 0.20), "");
+  const auto quiet = kcnn::bench::summarize({1.0, 1.01, 0.99});
+  EXPECT_EQ(kcnn::bench::noisy_note(quiet, 3, 0.05), "");
+  EXPECT_EQ(kcnn::bench::noisy_note(noisy, 1, 0.05), "");  // one sample: no spread to judge
 }

@@ -87,6 +87,7 @@ layers of a suite: validate against the host reference, then time. Writes
   --max-reps N         maximum timed repetitions (default 10000)
   --budget SECONDS     time budget per case for the timed repetitions (default 1.0, quick 0.05)
   --target-spread X    stop once stddev/mean < X after min-reps (default 0.01, quick 0.05)
+  --noisy-spread X     mark a row `noisy` in its note when its final stddev/mean > X (default 0.05)
   --memory-plan        print the peak activation memory of each allocation strategy (no reuse,
                        free after last use, first-fit and best-fit arenas, lower bound) for
                        every network suite (default --suite all) at batch 1 and 64 (or --batch)
@@ -154,6 +155,7 @@ options parse_options(int argc, char** argv) {
     else if (a == "--max-reps") o.max_reps = parse_number<int>(a, need(), 1);
     else if (a == "--budget") { o.budget_s = parse_double(a, need()); quick_set_budget = true; }
     else if (a == "--target-spread") { o.target_spread = parse_double(a, need()); quick_set_spread = true; }
+    else if (a == "--noisy-spread") o.noisy_spread = parse_double(a, need());
     else throw usage_error("unknown option '" + std::string(argv[i]) + "' (see --help)");
   }
   if (o.quick) {

@@ -33,6 +33,7 @@ struct options {
   int max_reps = 10000;
   double budget_s = 1.0;              // per case, for the timed repetitions
   double target_spread = 0.01;        // stop once stddev/mean falls below this
+  double noisy_spread = 0.05;         // a row whose final stddev/mean exceeds this is marked noisy
   std::vector<std::string> passthrough;  // argv for Google Benchmark
 };
 

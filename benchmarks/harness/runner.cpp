@@ -225,6 +225,8 @@ class run_state {
       row.status = "ok";
       row.note = c->extra_note();
       if (slow_quick) row.note += std::string(row.note.empty() ? "" : "; ") + "quick: the validation run timed";
+      const std::string noisy = noisy_note(summarize(samples), samples.size(), opt_.noisy_spread);
+      if (!noisy.empty()) row.note += std::string(row.note.empty() ? "" : "; ") + noisy;
       measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.time_ms_median});
       finish(row);
     } catch (const std::bad_alloc& e) {
@@ -253,6 +255,23 @@ class run_state {
   std::size_t done_ = 0;
   int failures_ = 0;
 };
+
+// What one timed repetition costs with nothing in it: fence, timer start, an empty one-element
+// kernel, fence, timer read (median of 200). Recorded in the context; a case's time includes it.
+struct empty_kernel {
+  KOKKOS_INLINE_FUNCTION void operator()(const int) const {}
+};
+double timer_overhead_seconds() {
+  std::vector<double> t;
+  for (int i = 0; i < 200; ++i) {
+    Kokkos::fence();
+    Kokkos::Timer timer;
+    Kokkos::parallel_for("kcnn::empty", Kokkos::RangePolicy<>(0, 1), empty_kernel{});
+    Kokkos::fence();
+    t.push_back(timer.seconds());
+  }
+  return summarize(t).median;
+}
 
 void print_ceilings(std::ostream& os, const ceilings& c) {
   os << "kcnn-bench: ceilings: copy " << fmt(c.copy_gbps, 1) << " GB/s, triad " << fmt(c.triad_gbps, 1)
@@ -414,6 +433,7 @@ int run(int argc, char** argv) {
     ceil = measure_ceilings(ctx.device.l2_or_llc_bytes);
     print_ceilings(std::cerr, ceil);
   }
+  const double overhead_s = timer_overhead_seconds();
   run_state state(opt, std::move(cases), *writer, ctx, ceil);
   state.register_all();
   benchmark::RunSpecifiedBenchmarks();
@@ -426,6 +446,8 @@ int run(int argc, char** argv) {
   extra << "  \"timing\": {\n    \"warmup\": " << opt.warmup << ",\n    \"min_reps\": "
         << opt.min_reps << ",\n    \"max_reps\": " << opt.max_reps << ",\n    \"budget_s\": "
         << opt.budget_s << ",\n    \"target_rel_spread\": " << opt.target_spread
+        << ",\n    \"noisy_rel_spread\": " << opt.noisy_spread
+        << ",\n    \"timer_overhead_us\": " << overhead_s * 1e6
         << ",\n    \"quick\": " << (opt.quick ? "true" : "false") << ",\n    \"cache\": \""
         << (opt.cold ? "flushed" : "warm") << "\",\n    \"seed\": " << opt.seed
         << ",\n    \"fence\": \"Kokkos::fence() before and after every timed repetition\"\n  },\n"

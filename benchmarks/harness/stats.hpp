@@ -2,6 +2,8 @@
 // Robust summary statistics of timing samples (seconds).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 namespace kcnn::bench {
@@ -26,6 +28,15 @@ inline sample_stats summarize(std::vector<double> v) {
   for (double x : v) ss += (x - s.mean) * (x - s.mean);
   s.stddev = n > 1 ? std::sqrt(ss / double(n - 1)) : 0.0;
   return s;
+}
+
+// The row's note for a case whose spread stayed above the threshold once the repetitions ended
+// (budget or max-reps reached): empty when it is quiet enough or has a single sample.
+inline std::string noisy_note(const sample_stats& s, std::size_t reps, double threshold) {
+  if (reps < 2 || !(s.rel_spread() > threshold)) return {};
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "noisy: stddev/mean %.1f%% after %zu reps", 100.0 * s.rel_spread(), reps);
+  return buf;
 }
 
 }  // namespace kcnn::bench

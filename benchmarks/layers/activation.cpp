@@ -1,5 +1,6 @@
 // Activations relu, leaky_relu (params: alpha, default 0.01), sigmoid, tanh, elu (alpha,
 // default 1), relu6 (MobileNet's min(max(x, 0), 6)): naive (out of place) and in_place, one thread per element in storage order.
+#include "onednn_peer.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/activation.hpp>
@@ -42,6 +43,43 @@ struct act_kernel : layer_kernel_base {
   }
 };
 
+#if defined(KCNN_HAVE_ONEDNN)
+// The vendor peer: oneDNN eltwise (relu with alpha for leaky relu, logistic, tanh, elu, clip to
+// [0, 6] for relu6), out of place. The primitive is made by the first (validation) run.
+template <activation_kind Kind>
+struct act_onednn : act_kernel<Kind, false> {
+  mutable std::shared_ptr<dnnl::primitive> prim;
+  mutable dnnl::memory::desc md;
+  template <class Layout, class Params>
+  static std::string unsupported(const Params&) {
+    if (!onednn::usable) return "oneDNN runs on host backends only";
+    return onednn::has_tag<Layout>() ? std::string() : "no oneDNN format for this layout";
+  }
+  std::string note() const { return onednn::note(); }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec&, const Ins& ins, const Vecs&, const Out& out, const act_params& p) const {
+    using L = typename Out::layout_tag;
+    if (!prim) {
+      md = onednn::desc<L>(p.d);
+      dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
+      float alpha = 0, beta = 0;
+      switch (Kind) {
+        case activation_kind::relu: break;
+        case activation_kind::leaky_relu: alpha = p.a.alpha; break;
+        case activation_kind::sigmoid: alg = dnnl::algorithm::eltwise_logistic; break;
+        case activation_kind::tanh: alg = dnnl::algorithm::eltwise_tanh; break;
+        case activation_kind::elu: alg = dnnl::algorithm::eltwise_elu; alpha = p.a.alpha; break;
+        case activation_kind::relu6: alg = dnnl::algorithm::eltwise_clip; alpha = 0; beta = 6; break;
+      }
+      const dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, md, alpha, beta);
+      prim = std::make_shared<dnnl::eltwise_forward>(dnnl::eltwise_forward::primitive_desc(d, onednn::engine()));
+    }
+    onednn::execute(*prim, {{DNNL_ARG_SRC, onednn::wrap(md, ins[0].view().data())},
+                            {DNNL_ARG_DST, onednn::wrap(md, out.view().data())}});
+  }
+};
+#endif
+
 template <activation_kind Kind>
 void register_activation(registry& r) {
   const std::string op = activation_name(Kind);
@@ -51,6 +89,9 @@ void register_activation(registry& r) {
   register_layer_spaces<act_kernel<Kind, false>>(r, op, "coalesced", "naive", "", tol);
   r.add_unavailable(op + "/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");
   register_layer_all_layouts<act_kernel<Kind, true>>(r, op, "global", "coalesced", "in_place", "", tol);
+#if defined(KCNN_HAVE_ONEDNN)
+  if (onednn::usable) register_layer_all_layouts<act_onednn<Kind>>(r, op, "global", "tiled", "onednn", "", tol);
+#endif
 }
 
 const registrar reg([](registry& r) {

@@ -1,6 +1,7 @@
 // batchnorm, inference (params: eps, default 1e-5; relu=1 when a relu follows):
 // naive (normalise, then a separate relu pass if any), fused (one pass; only with relu=1) and,
 // in the constant space, folded (scale and shift folded on the host, carried by value).
+#include "onednn_peer.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/batchnorm.hpp>
@@ -69,11 +70,48 @@ struct bn_constant_kernel : bn_kernel<variant::batchnorm_naive> {
   }
 };
 
+#if defined(KCNN_HAVE_ONEDNN)
+// The vendor peer: oneDNN batch normalization, inference with the given statistics, scale and
+// shift (and the relu fused when one follows).
+struct bn_onednn : bn_kernel<variant::batchnorm_naive> {
+  mutable std::shared_ptr<dnnl::primitive> prim;
+  template <class Layout, class Params>
+  static std::string unsupported(const Params&) {
+    if (!onednn::usable) return "oneDNN runs on host backends only";
+    return onednn::has_tag<Layout>() ? std::string() : "no oneDNN format for this layout";
+  }
+  std::string note() const { return onednn::note(); }
+  mutable dnnl::memory::desc md, vec;
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec&, const Ins& ins, const Vecs& v, const Out& out, const batchnorm_params& p) const {
+    if (!prim) {
+      md = onednn::desc<typename Out::layout_tag>(p.dims());
+      vec = dnnl::memory::desc({p.c}, onednn::dt::f32, onednn::tag::a);
+      auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                   dnnl::normalization_flags::use_shift;
+      if (p.relu) flags = flags | dnnl::normalization_flags::fuse_norm_relu;
+      const dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_inference, md, p.eps, flags);
+      prim = std::make_shared<dnnl::batch_normalization_forward>(
+          dnnl::batch_normalization_forward::primitive_desc(d, onednn::engine()));
+    }
+    onednn::execute(*prim, {{DNNL_ARG_SRC, onednn::wrap(md, ins[0].view().data())},
+                            {DNNL_ARG_MEAN, onednn::wrap(vec, v[0].data())},
+                            {DNNL_ARG_VARIANCE, onednn::wrap(vec, v[1].data())},
+                            {DNNL_ARG_SCALE, onednn::wrap(vec, v[2].data())},
+                            {DNNL_ARG_SHIFT, onednn::wrap(vec, v[3].data())},
+                            {DNNL_ARG_DST, onednn::wrap(md, out.view().data())}});
+  }
+};
+#endif
+
 const registrar reg([](registry& r) {
   r.add_op({"batchnorm", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }, {}, true});
   register_layer_all_layouts<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "global", "coalesced", "naive", "", 1e-5);
   register_layer_spaces<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "coalesced", "naive", "", 1e-5);
   register_layer_all_layouts<bn_kernel<variant::batchnorm_fused>>(r, "batchnorm", "global", "coalesced", "fused", "", 1e-5);
   register_layer_all_layouts<bn_constant_kernel>(r, "batchnorm", "constant", "coalesced", "folded", "", 1e-5);
+#if defined(KCNN_HAVE_ONEDNN)
+  if (onednn::usable) register_layer_all_layouts<bn_onednn>(r, "batchnorm", "global", "tiled", "onednn", "", 1e-5);
+#endif
 });
 }  // namespace

@@ -33,6 +33,8 @@ inline constexpr double conv2d_tolerance = 1e-4;
 // What a launcher may override. prepare() runs once after the fill, untimed (weight packing,
 // workspace allocation); operator() is the timed launch.
 struct conv_launch_base {
+  // The largest relative L2 error accepted (TF32 variants accept more).
+  static constexpr double tolerance = conv2d_tolerance;
   template <class Exec, class In, class Wt, class Bias>
   void prepare(const Exec&, const conv2d_params&, const In&, const Wt&, const Bias&) {}
   double workspace_bytes(const conv2d_params&) const { return 0.0; }
@@ -47,6 +49,8 @@ struct conv_launch_base {
   }
   // DRAM bytes beyond the operands (e.g. a workspace written and read back).
   double extra_dram_bytes(const conv2d_params&) const { return 0.0; }
+  // What the row's note should say about the variant (e.g. a library's thread count).
+  std::string note() const { return {}; }
 };
 
 // Launches kcnn::conv2d / kcnn::fc with a variant tag: all most variants need.
@@ -128,12 +132,15 @@ class conv_case : public bench_case {
 
   void before_run() override { space_.before_run(buffers()); }
   void run() override { launch_(exec(), in_, wt_, bias_, out_, p_); }
-  std::string extra_note() const override { return space_.note(); }
+  std::string extra_note() const override {
+    const std::string a = space_.note(), b = launch_.note();
+    return a.empty() ? b : b.empty() ? a : a + "; " + b;
+  }
 
   comparison validate() override {
     auto out_h = create_mirror_view(out_);
     deep_copy(out_h, out_);
-    return compare(out_h, p_.output_dims(), *reference(), conv2d_tolerance);
+    return compare(out_h, p_.output_dims(), *reference(), Launch::tolerance);
   }
 
   std::vector<double> output() override {
@@ -220,7 +227,7 @@ void register_conv_variant(registry& r, const std::string& op,
                            const std::string& tuning, std::array<axis, 4> order,
                            const std::string& layout_name) {
   r.add_variant(variant_info{
-      op, layout_name, space, pattern, variant, tuning, conv2d_tolerance,
+      op, layout_name, space, pattern, variant, tuning, Launch::tolerance,
       [to_params](const layer_spec& s) {
         return Launch::template unsupported<Layout>(to_params(s));
       },

@@ -1,5 +1,6 @@
 // lrn across channels (params: size, alpha, beta, k; AlexNet defaults 5, 1e-4, 0.75, 1):
 // naive (each output sums its window) and sliding (running sum over channels per pixel).
+#include "onednn_peer.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/lrn.hpp>
@@ -38,6 +39,31 @@ struct lrn_kernel : layer_kernel_base {
   }
 };
 
+#if defined(KCNN_HAVE_ONEDNN)
+// The vendor peer: oneDNN LRN across channels (k + alpha / size * sum of squares, Caffe's form).
+struct lrn_onednn : lrn_kernel<variant::lrn_naive> {
+  mutable std::shared_ptr<dnnl::primitive> prim;
+  template <class Layout, class Params>
+  static std::string unsupported(const Params&) {
+    if (!onednn::usable) return "oneDNN runs on host backends only";
+    return onednn::has_tag<Layout>() ? std::string() : "no oneDNN format for this layout";
+  }
+  std::string note() const { return onednn::note(); }
+  mutable dnnl::memory::desc md;
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec&, const Ins& ins, const Vecs&, const Out& out, const lrn_params& p) const {
+    if (!prim) {
+      md = onednn::desc<typename Out::layout_tag>(p.dims());
+      const dnnl::lrn_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::lrn_across_channels, md,
+                                      p.size, p.alpha, p.beta, p.k);
+      prim = std::make_shared<dnnl::lrn_forward>(dnnl::lrn_forward::primitive_desc(d, onednn::engine()));
+    }
+    onednn::execute(*prim, {{DNNL_ARG_SRC, onednn::wrap(md, ins[0].view().data())},
+                            {DNNL_ARG_DST, onednn::wrap(md, out.view().data())}});
+  }
+};
+#endif
+
 const registrar reg([](registry& r) {
   r.add_op({"lrn",
             [](const layer_spec& s) -> field_error {
@@ -51,5 +77,8 @@ const registrar reg([](registry& r) {
   register_layer_all_layouts<lrn_kernel<variant::lrn_naive>>(r, "lrn", "global", "coalesced", "naive", "", 1e-4);
   register_layer_spaces<lrn_kernel<variant::lrn_naive>>(r, "lrn", "coalesced", "naive", "", 1e-4);
   register_layer_all_layouts<lrn_kernel<variant::lrn_sliding>>(r, "lrn", "global", "coalesced", "sliding", "", 1e-4);
+#if defined(KCNN_HAVE_ONEDNN)
+  if (onednn::usable) register_layer_all_layouts<lrn_onednn>(r, "lrn", "global", "tiled", "onednn", "", 1e-4);
+#endif
 });
 }  // namespace

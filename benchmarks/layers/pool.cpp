@@ -4,6 +4,10 @@
 //             from registers;
 //   tiled   / scratch / tiled: the input tile staged in team scratch.
 // Rounding: the suite's rounding column (floor, the default, or ceil with Caffe's clipping).
+#include "onednn_peer.hpp"
+#if defined(KCNN_HAVE_NATIVE_CUDA)
+#include "../native_cuda/native_cuda.hpp"
+#endif
 #include "tensor_case.hpp"
 
 #include <kcnn/pool.hpp>
@@ -49,6 +53,55 @@ struct pool_kernel : layer_kernel_base {
   }
 };
 
+#if defined(KCNN_HAVE_ONEDNN)
+// The vendor peer: oneDNN pooling, max or average counting the padding (Caffe's divisor, equal
+// to oneDNN's while every window ends inside the padded input); ceil rounding as extra right
+// padding. The primitive is made by the first (validation) run.
+template <pool_kind Kind>
+struct pool_onednn : pool_kernel<Kind, variant::pool_naive> {
+  mutable std::shared_ptr<dnnl::primitive> prim;
+  mutable dnnl::memory::desc src, dst;
+  template <class Layout>
+  static std::string unsupported(const pool_params& p) {
+    if (!onednn::usable) return "oneDNN runs on host backends only";
+    if (!onednn::has_tag<Layout>()) return "no oneDNN format for this layout";
+    if (Kind == pool_kind::avg && ((p.p() - 1) * p.stride + p.r > p.h + 2 * p.pad ||
+                                   (p.q() - 1) * p.stride + p.s > p.w + 2 * p.pad))
+      return "a ceil-rounded window passes the padded input: Caffe's average divisor differs from oneDNN's";
+    return {};
+  }
+  std::string note() const { return onednn::note(); }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec&, const Ins& ins, const Vecs&, const Out& out, const pool_params& p) const {
+    using L = typename Out::layout_tag;
+    if (!prim) {
+      src = onednn::desc<L>(p.input_dims());
+      dst = onednn::desc<L>(p.output_dims());
+      const onednn::dims pr = {std::max(0, (p.p() - 1) * p.stride + p.r - p.h - p.pad),
+                               std::max(0, (p.q() - 1) * p.stride + p.s - p.w - p.pad)};
+      const auto alg = Kind == pool_kind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
+      const dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst, {p.stride, p.stride},
+                                          {p.r, p.s}, {p.pad, p.pad}, pr);
+      prim = std::make_shared<dnnl::pooling_forward>(dnnl::pooling_forward::primitive_desc(d, onednn::engine()));
+    }
+    onednn::execute(*prim, {{DNNL_ARG_SRC, onednn::wrap(src, ins[0].view().data())},
+                            {DNNL_ARG_DST, onednn::wrap(dst, out.view().data())}});
+  }
+};
+#endif
+
+#if defined(KCNN_HAVE_NATIVE_CUDA)
+// Plain CUDA (no Kokkos) max pooling in nchw, one thread per output as the naive variant: what
+// the Kokkos abstraction costs.
+struct pool_max_native_cuda : pool_kernel<pool_kind::max, variant::pool_naive> {
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec& e, const Ins& ins, const Vecs&, const Out& out, const pool_params& p) const {
+    const native_cuda::pool_shape s{p.n, p.c, p.h, p.w, p.r, p.s, p.stride, p.pad, p.p(), p.q()};
+    native_cuda::pool_max_nchw(ins[0].view().data(), out.view().data(), s, e.cuda_stream());
+  }
+};
+#endif
+
 template <pool_kind Kind>
 void register_pool(registry& r, const char* op) {
   r.add_op({op,
@@ -63,6 +116,13 @@ void register_pool(registry& r, const char* op) {
   register_layer_all_layouts<pool_kernel<Kind, variant::pool_regtile<1, 4>>>(r, op, "global", "regtile", "regtile", "h1w4", tol);
   register_layer_all_layouts<pool_kernel<Kind, variant::pool_regtile<2, 2>>>(r, op, "global", "regtile", "regtile", "h2w2", tol);
   register_layer_all_layouts<pool_kernel<Kind, variant::pool_tiled>>(r, op, "scratch", "tiled", "tiled", "", tol);
+#if defined(KCNN_HAVE_NATIVE_CUDA)
+  if constexpr (Kind == pool_kind::max)
+    register_layer<pool_max_native_cuda, layout::nchw>(r, op, "global", "coalesced", "native_cuda", "", tol);
+#endif
+#if defined(KCNN_HAVE_ONEDNN)
+  if (onednn::usable) register_layer_all_layouts<pool_onednn<Kind>>(r, op, "global", "tiled", "onednn", "", tol);
+#endif
 }
 
 const registrar reg([](registry& r) {

@@ -1,5 +1,9 @@
 // softmax over channels (classes when h = w = 1): multi_kernel (Caffe's six launches, 10
 // passes over memory) and fused (a team per row, 2 passes when the row fits in scratch).
+#include "onednn_peer.hpp"
+#if defined(KCNN_HAVE_NATIVE_CUDA)
+#include "../native_cuda/native_cuda.hpp"
+#endif
 #include "tensor_case.hpp"
 
 #include <kcnn/reference/layers.hpp>
@@ -46,10 +50,53 @@ struct softmax_kernel : layer_kernel_base {
   }
 };
 
+#if defined(KCNN_HAVE_ONEDNN)
+// The vendor peer: oneDNN softmax over axis 1 (the channels).
+struct softmax_onednn : softmax_kernel<variant::softmax_fused> {
+  double passes(const softmax_params&) const { return -1; }  // oneDNN's own
+  mutable std::shared_ptr<dnnl::primitive> prim;
+  template <class Layout, class Params>
+  static std::string unsupported(const Params&) {
+    if (!onednn::usable) return "oneDNN runs on host backends only";
+    return onednn::has_tag<Layout>() ? std::string() : "no oneDNN format for this layout";
+  }
+  std::string note() const { return onednn::note(); }
+  mutable dnnl::memory::desc md;
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec&, const Ins& ins, const Vecs&, const Out& out, const softmax_params& p) const {
+    if (!prim) {
+      md = onednn::desc<typename Out::layout_tag>(p.dims());
+      const dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, md, 1);
+      prim = std::make_shared<dnnl::softmax_forward>(dnnl::softmax_forward::primitive_desc(d, onednn::engine()));
+    }
+    onednn::execute(*prim, {{DNNL_ARG_SRC, onednn::wrap(md, ins[0].view().data())},
+                            {DNNL_ARG_DST, onednn::wrap(md, out.view().data())}});
+  }
+};
+#endif
+
+#if defined(KCNN_HAVE_NATIVE_CUDA)
+// Plain CUDA (no Kokkos), nchw: one thread per row, max, sum of exp and divide straight from
+// global memory (3 reads + 1 write), to measure what the Kokkos abstraction costs.
+struct softmax_native_cuda : softmax_kernel<variant::softmax_fused> {
+  double passes(const softmax_params&) const { return 4; }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec& e, const Ins& ins, const Vecs&, const Out& out, const softmax_params& p) const {
+    native_cuda::softmax_fused_nchw(ins[0].view().data(), out.view().data(), p.n, p.c, p.h * p.w, e.cuda_stream());
+  }
+};
+#endif
+
 const registrar reg([](registry& r) {
   r.add_op({"softmax", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }, {}, true});
   register_layer_all_layouts<softmax_kernel<variant::softmax_multi_kernel>>(r, "softmax", "global", "coalesced", "multi_kernel", "", 1e-5);
   register_layer_all_layouts<softmax_kernel<variant::softmax_fused>>(r, "softmax", "scratch", "tiled", "fused", "", 1e-5);
   register_layer_spaces<softmax_kernel<variant::softmax_multi_kernel>>(r, "softmax", "coalesced", "multi_kernel", "", 1e-5);
+#if defined(KCNN_HAVE_NATIVE_CUDA)
+  register_layer<softmax_native_cuda, layout::nchw>(r, "softmax", "global", "coalesced", "native_cuda", "", 1e-5);
+#endif
+#if defined(KCNN_HAVE_ONEDNN)
+  if (onednn::usable) register_layer_all_layouts<softmax_onednn>(r, "softmax", "global", "tiled", "onednn", "", 1e-5);
+#endif
 });
 }  // namespace

@@ -35,7 +35,14 @@ struct layer_kernel_base {
   double workspace_bytes(const Params&) const { return 0; }
   template <class Params>
   double passes(const Params&) const { return -1; }
+  // What the row's note should say about the variant (e.g. a library's thread count).
+  std::string note() const { return {}; }
 };
+
+// Joins two notes with "; ", skipping empty ones.
+inline std::string join_notes(const std::string& a, const std::string& b) {
+  return a.empty() ? b : b.empty() ? a : a + "; " + b;
+}
 
 // K provides: using params; static params from_spec(spec); static std::vector<dims4>
 // inputs(p); static dims4 output(p); static double tolerance(p); static double bytes(p),
@@ -88,7 +95,7 @@ class tensor_case : public bench_case {
 
   void before_run() override { space_.before_run(buffers()); }
   void run() override { k_.run(exec(), ins_, vecs_, out_, p_); }
-  std::string extra_note() const override { return space_.note(); }
+  std::string extra_note() const override { return join_notes(space_.note(), k_.note()); }
 
   comparison validate() override {
     std::vector<host_in_t> hins;

@@ -1,6 +1,7 @@
 // transform: the same logical tensor from the key's layout to another (tuning to_<layout>),
 // for every ordered pair of nchw, nhwc, chwn: naive (one thread per output element) and tiled
 // (32 x 32 transpose through padded team scratch). Exact.
+#include "onednn_peer.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/reference/layers.hpp>
@@ -29,12 +30,37 @@ struct transform_kernel : layer_kernel_base {
   }
 };
 
+#if defined(KCNN_HAVE_ONEDNN)
+// The vendor peer: a oneDNN reorder between the two formats.
+struct transform_onednn : transform_kernel<variant::transform_naive> {
+  mutable std::shared_ptr<dnnl::primitive> prim;
+  mutable dnnl::memory::desc from, to;
+  std::string note() const { return onednn::note(); }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec&, const Ins& ins, const Vecs&, const Out& out, const dims4& d) const {
+    using In = typename std::decay_t<decltype(ins[0])>::layout_tag;
+    if (!prim) {
+      from = onednn::desc<In>(d);
+      to = onednn::desc<typename Out::layout_tag>(d);
+      prim = std::make_shared<dnnl::reorder>(dnnl::reorder::primitive_desc(onednn::engine(), from, onednn::engine(), to));
+    }
+    onednn::execute(*prim, {{DNNL_ARG_FROM, onednn::wrap(from, ins[0].view().data())},
+                            {DNNL_ARG_TO, onednn::wrap(to, out.view().data())}});
+  }
+};
+#endif
+
 template <class From, class To>
 void register_pair(registry& r) {
   const std::string to = std::string("to_") + To::name;
   register_layer<transform_kernel<variant::transform_naive>, From, To>(r, "transform", "global", "coalesced", "naive", to, 0.0);
   register_layer<transform_kernel<variant::transform_tiled>, From, To>(r, "transform", "scratch", "tiled", "tiled", to, 0.0);
   register_layer<readonly_kernel<transform_kernel<variant::transform_naive>>, From, To>(r, "transform", "readonly", "coalesced", "naive", to, 0.0);
+#if defined(KCNN_HAVE_ONEDNN)
+  // oneDNN's plain activation formats: the reorders between nchw and nhwc.
+  if constexpr (onednn::has_tag<From>() && onednn::has_tag<To>())
+    if (onednn::usable) register_layer<transform_onednn, From, To>(r, "transform", "global", "tiled", "onednn", to, 0.0);
+#endif
 }
 
 const registrar reg([](registry& r) {

@@ -1,0 +1,29 @@
+#pragma once
+#if !defined(__CUDACC__) && !defined(__host__)
+#define __host__
+#define __device__
+#endif
+// Native CUDA (no Kokkos) versions of three kcnn kernels, to measure what the Kokkos abstraction
+// costs: direct conv2d, max pooling and the fused channel softmax, all in nchw with one thread
+// per output (per row for softmax), the same mappings as kcnn's direct_coalesced, pool naive and
+// softmax fused-without-scratch. Host-callable launchers; the stream is a cudaStream_t.
+// Self-contained (no Kokkos, no kcnn headers) so that plain nvcc compiles it in any build.
+namespace kcnn::native_cuda {
+
+// Shapes as plain integers (the variant files convert kcnn's parameter structs).
+struct conv_shape {
+  int n, c, h, w, k, r, s, stride, pad, groups;
+  __host__ __device__ int p() const { return (h + 2 * pad - r) / stride + 1; }
+  __host__ __device__ int q() const { return (w + 2 * pad - s) / stride + 1; }
+};
+struct pool_shape {
+  int n, c, h, w, r, s, stride, pad, p, q;  // p, q: output size as kcnn computed it (floor or ceil)
+};
+
+void conv2d_direct_nchw(const float* in, const float* wt, const float* bias, float* out, const conv_shape& p,
+                        void* stream);
+void pool_max_nchw(const float* in, float* out, const pool_shape& p, void* stream);
+// Softmax over c of an (n, c, hw) tensor: one thread per (n, pixel) row: max, sum of exp, divide.
+void softmax_fused_nchw(const float* in, float* out, int n, int c, int hw, void* stream);
+
+}  // namespace kcnn::native_cuda
