@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -324,7 +325,8 @@ TEST(Cli, OneDnnPeersAreListedValidatedAndSayTheirThreads) {
 
 TEST(Cli, WrongKernelsAreFailedNotTimedAndExit1) {
   const fs::path out = fresh_dir("kcnn_cli_faults");
-  const auto r = run(KCNN_FAULTS_EXE, "--quick --suite smoke --op conv2d --layout nchw,chwn --out " + out.string());
+  const auto r = run(KCNN_FAULTS_EXE, "--quick --no-ceilings --suite smoke --op conv2d --layout nchw,chwn "
+                     "--variant direct,faulty_halo_off_by_one,faulty_unwritten --out " + out.string());
   EXPECT_EQ(r.code, 1) << r.err;
   const auto csvs = files_with(out, ".csv");
   ASSERT_EQ(csvs.size(), 1u);
@@ -350,4 +352,107 @@ TEST(Cli, WrongKernelsAreFailedNotTimedAndExit1) {
   EXPECT_GT(failed, 0);
   EXPECT_NE(r.out.find("failed_validation"), std::string::npos);
   EXPECT_NE(r.out.find("unwritten"), std::string::npos) << "NaN-poisoned outputs are reported";
+}
+
+TEST(Cli, EveryOpsBrokenVariantsAreCaughtAndNeverTimed) {
+  // Production kcnn-bench does not know the broken variants at all.
+  EXPECT_EQ(run(KCNN_BENCH_EXE, "--list --variant faulty_off_by_one").code, 2);
+  const fs::path out = fresh_dir("kcnn_cli_faults_all");
+  const auto r = run(KCNN_FAULTS_EXE, "--quick --no-ceilings --suite smoke "
+                     "--variant faulty_off_by_one,faulty_wrong_channel,faulty_unwritten,faulty_missing_channel --out " + out.string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  const auto rows = lines(slurp(files_with(out, ".csv").at(0)));
+  const auto head = split(rows[0], ',');
+  std::map<std::string, std::set<std::string>> caught;  // op -> defects reported
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = split(rows[i], ',');
+    EXPECT_EQ(f[col(head, "status")], "failed_validation") << rows[i];
+    EXPECT_EQ(f[col(head, "reps")], "0") << rows[i];
+    EXPECT_EQ(f[col(head, "time_ms_median")], "") << rows[i];
+    caught[f[col(head, "op")]].insert(f[col(head, "variant")]);
+  }
+  // Every op of the smoke suite, each with the defects registered for it.
+  for (const char* op : {"pool_max", "pool_avg", "lrn", "batchnorm", "add", "relu", "leaky_relu", "sigmoid", "tanh",
+                         "elu", "softmax", "concat", "transform"})
+    EXPECT_EQ(caught[op].size(), 3u) << op;
+  EXPECT_EQ(caught["fc"], std::set<std::string>{"faulty_missing_channel"});
+  EXPECT_NE(r.out.find("NaN/Inf or unwritten"), std::string::npos) << "an unwritten element is named as such: " << r.out;
+}
+
+TEST(Cli, InterruptedRunKeepsItsRowsAndResumeFinishesIt) {
+  const fs::path out = fresh_dir("kcnn_cli_interrupt");
+  // SIGINT after 3 s of a run that takes longer: the running case finishes, the rest is skipped.
+  const auto r = run("/usr/bin/timeout", "--preserve-status -s INT 3 '" + std::string(KCNN_BENCH_EXE) +
+                     "' --quick --no-ceilings --suite smoke --layout nchw,nhwc,chwn --out " + out.string());
+  EXPECT_EQ(r.code, 130) << r.err;
+  EXPECT_NE(r.err.find("interrupted by signal 2"), std::string::npos) << r.err;
+  const auto csvs = files_with(out, ".csv");
+  ASSERT_EQ(csvs.size(), 1u) << "the file is renamed into place";
+  EXPECT_TRUE(files_with(out, ".partial").empty());
+  const auto expected = lines(run(KCNN_BENCH_EXE, "--list --layout nchw,nhwc,chwn").out);
+  const auto first = lines(slurp(csvs[0]));
+  ASSERT_GT(first.size(), 1u);
+  ASSERT_LT(first.size(), expected.size() + 1);
+  const auto head = split(first[0], ',');
+  for (std::size_t i = 1; i < first.size(); ++i) {
+    ASSERT_EQ(split(first[i], ',').size(), head.size()) << "a whole row: " << first[i];
+    EXPECT_EQ(split(first[i], ',')[col(head, "status")], "ok");
+  }
+  const std::string json = csvs[0].string().substr(0, csvs[0].string().size() - 4) + ".json";
+  EXPECT_NE(slurp(json).find("\"interrupted\": true"), std::string::npos);
+  // --resume runs exactly the cases that are missing and appends them to the same file.
+  const auto r2 = run(KCNN_BENCH_EXE, "--quick --no-ceilings --suite smoke --layout nchw,nhwc,chwn --resume " +
+                      csvs[0].string());
+  ASSERT_EQ(r2.code, 0) << r2.err;
+  EXPECT_NE(r2.err.find(std::to_string(first.size() - 1) + " of " + std::to_string(expected.size()) + " cases already in"),
+            std::string::npos) << r2.err;
+  const auto all = lines(slurp(csvs[0]));
+  ASSERT_EQ(all.size(), expected.size() + 1);
+  std::set<std::string> keys;
+  for (std::size_t i = 1; i < all.size(); ++i) keys.insert(split(all[i], ',')[col(head, "key")]);
+  EXPECT_EQ(keys, std::set<std::string>(expected.begin(), expected.end()));
+  EXPECT_NE(slurp(json).find("\"interrupted\": false"), std::string::npos);
+  // A file of another kind is refused.
+  const fs::path bogus = out / "bogus.csv";
+  std::ofstream(bogus) << "a,b\n1,2\n";
+  const auto r3 = run(KCNN_BENCH_EXE, "--quick --resume " + bogus.string());
+  EXPECT_EQ(r3.code, 2);
+  EXPECT_NE(r3.err.find("bogus.csv: not a results file of this version"), std::string::npos) << r3.err;
+}
+
+TEST(Cli, CrashLeavesTheFinishedRowsReadable) {
+  const fs::path out = fresh_dir("kcnn_cli_crash");
+  const fs::path suite = fs::temp_directory_path() / "kcnn_cli_crash.csv";
+  std::ofstream(suite) << "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n"
+                          "t,act,relu,2,4,8,8,,,,,,\nt,conv,conv2d,2,4,8,8,4,3,3,1,1,1\n";
+  const auto r = run(KCNN_FAULTS_EXE, "--quick --no-ceilings --layout nchw --variant naive,faulty_abort --suite " +
+                     suite.string() + " --out " + out.string());
+  EXPECT_EQ(r.code, 128 + 6) << "killed by SIGABRT: " << r.err;
+  const auto partial = files_with(out, ".partial");
+  ASSERT_EQ(partial.size(), 1u);
+  const auto rows = lines(slurp(partial[0]));
+  ASSERT_GE(rows.size(), 2u) << "header and the relu rows finished before the crash";
+  const auto head = split(rows[0], ',');
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_EQ(split(rows[i], ',').size(), head.size()) << rows[i];
+    EXPECT_EQ(split(rows[i], ',')[col(head, "op")], "relu");
+    EXPECT_EQ(split(rows[i], ',')[col(head, "status")], "ok");
+  }
+  // ... and --resume picks it up, finishing the file under its final name (the abort again).
+  const auto r2 = run(KCNN_BENCH_EXE, "--quick --no-ceilings --layout nchw --variant naive,direct --suite " +
+                      suite.string() + " --resume " + partial[0].string());
+  EXPECT_EQ(r2.code, 0) << r2.err;
+  EXPECT_EQ(files_with(out, ".csv").size(), 1u);
+  EXPECT_TRUE(files_with(out, ".partial").empty());
+}
+
+TEST(Cli, LayerLargerThanTheDeviceMemoryIsAnInputError) {
+  const fs::path out = fresh_dir("kcnn_cli_footprint");
+  const fs::path suite = fs::temp_directory_path() / "kcnn_cli_footprint.csv";
+  std::ofstream(suite) << "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n"
+                          "t,ok,relu,1,4,8,8,,,,,,\nt,huge,relu,1000000,1024,224,224,,,,,,\n";
+  const auto r = run(KCNN_BENCH_EXE, "--quick --no-ceilings --suite " + suite.string() + " --out " + out.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("kcnn_cli_footprint.csv:3: field 'n': layer 'huge' needs"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
 }

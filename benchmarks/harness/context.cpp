@@ -116,12 +116,14 @@ device_info query_device() {
           {"cuda_runtime_version", std::to_string(runtime)},
           {"cuda_driver_version", std::to_string(driver)}};
       d.l2_or_llc_bytes = double(p.l2CacheSize);
+      d.memory_bytes = double(p.totalGlobalMem);
     }
   }
 #endif
   if (d.name.empty()) {
     d.name = cpu_model();
     d.l2_or_llc_bytes = host_llc_bytes();
+    d.memory_bytes = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
     d.properties = {{"last_level_cache_bytes", std::to_string(static_cast<long long>(d.l2_or_llc_bytes))},
                     {"concurrency", std::to_string(compat::concurrency(Kokkos::DefaultExecutionSpace()))}};
   }

@@ -13,6 +13,7 @@ struct device_info {
   // Numeric / textual properties where the runtime exposes them (JSON-ready values).
   std::vector<std::pair<std::string, std::string>> properties;
   double l2_or_llc_bytes = 0;  // for cache flushing
+  double memory_bytes = 0;     // device memory (host backends: physical memory), for footprint checks
 };
 
 struct run_context {

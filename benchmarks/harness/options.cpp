@@ -98,7 +98,13 @@ layers of a suite: validate against the host reference, then time. Writes
                        FMA peak, KokkosBlas::gemm rate): printed, and written as op `ceiling`
                        rows; every other run measures them first for its roofline_pct
   --no-ceilings        do not measure them (saves 1-10 s; roofline_pct stays empty)
+  --resume FILE        run only the cases FILE (a results .csv, or the .csv.partial of an
+                       interrupted or crashed run) does not already hold with status ok, and
+                       append their rows to it
   --help               this text
+
+SIGINT or SIGTERM: the case running finishes and is written, the rest is skipped, the files
+are closed (the JSON says "interrupted": true) and the exit status is 128 + the signal.
 
 Exit status: 0 all cases ok; 1 a case failed validation or errored; 2 usage or input error.
 )";
@@ -141,6 +147,7 @@ options parse_options(int argc, char** argv) {
     else if (a == "--network") { flag_only(); o.network = true; }
     else if (a == "--ceilings") { flag_only(); o.ceilings_only = true; }
     else if (a == "--no-ceilings") { flag_only(); o.no_ceilings = true; }
+    else if (a == "--resume") { o.resume = need(); if (o.resume.empty()) throw usage_error("--resume: empty path"); }
     else if (a == "--op") o.ops = split_list(a, need());
     else if (a == "--layout") { o.layouts = split_list(a, need()); check_values(a, o.layouts, known_layouts()); }
     else if (a == "--space") { o.spaces = split_list(a, need()); check_values(a, o.spaces, known_spaces()); }

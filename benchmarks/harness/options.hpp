@@ -22,6 +22,7 @@ struct options {
   bool network = false;               // --network: whole-network forward passes
   bool ceilings_only = false;         // --ceilings: measure the device's ceilings and exit
   bool no_ceilings = false;           // --no-ceilings: skip them (roofline_pct stays empty)
+  std::string resume;                 // --resume FILE: skip its ok cases, append the rest to it
   std::vector<std::string> ops, layouts, spaces, patterns, variants;
   int batch = 0;                      // 0: the suite's own batch
   std::string out = "results";

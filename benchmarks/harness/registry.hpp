@@ -123,6 +123,14 @@ class registry {
   void add_variant(variant_info v);
   // A combination that does not exist on this build at all, and why (shown by --list).
   void add_unavailable(std::string what, std::string why);
+  // Fault injection (the harness's own tests): deliberately broken variants are kept aside and
+  // registered only when enable_faults() is called, which only kcnn-bench-faults does.
+  void add_fault_registration(std::function<void(registry&)> f) { faults_.push_back(std::move(f)); }
+  void enable_faults() {
+    auto f = std::move(faults_);
+    faults_.clear();
+    for (auto& g : f) g(*this);
+  }
 
   const op_info* find_op(const std::string& name) const;
   const std::vector<op_info>& ops() const { return ops_; }
@@ -135,6 +143,7 @@ class registry {
   std::vector<op_info> ops_;
   std::vector<variant_info> variants_;
   std::vector<std::pair<std::string, std::string>> unavailable_;
+  std::vector<std::function<void(registry&)>> faults_;
 };
 
 // Runs a registration function during static initialisation.

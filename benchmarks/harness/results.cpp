@@ -1,5 +1,6 @@
 #include "results.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -85,6 +86,57 @@ results_writer::results_writer(const std::string& out_dir, const run_context& ct
   csv_ << "\n" << std::flush;
 }
 
+namespace {
+// Splits one CSV line (RFC 4180 quoting, no embedded newlines: kcnn never writes them).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> f(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted && ch == '"' && i + 1 < line.size() && line[i + 1] == '"') { f.back() += '"'; ++i; }
+    else if (ch == '"') quoted = !quoted;
+    else if (ch == ',' && !quoted) f.emplace_back();
+    else f.back() += ch;
+  }
+  return f;
+}
+std::string header_line() {
+  std::string h;
+  for (const auto& c : result_columns()) h += (h.empty() ? "" : ",") + c;
+  return h;
+}
+}  // namespace
+
+std::vector<std::string> finished_keys(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot read the results file to resume");
+  std::string line;
+  if (!std::getline(in, line) || line != header_line())
+    throw std::runtime_error(path + ": not a results file of this version (its header differs)");
+  const auto& cols = result_columns();
+  const auto key_at = std::size_t(std::find(cols.begin(), cols.end(), "key") - cols.begin());
+  const auto status_at = std::size_t(std::find(cols.begin(), cols.end(), "status") - cols.begin());
+  std::vector<std::string> keys;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto f = csv_fields(line);
+    if (f.size() == cols.size() && f[status_at] == "ok") keys.push_back(f[key_at]);
+  }
+  return keys;
+}
+
+results_writer::results_writer(const append_to& existing, const run_context& ctx) : ctx_(ctx) {
+  (void)finished_keys(existing.path);  // checks that it exists and has this version's header
+  const std::string p = existing.path;
+  const std::string suffix = ".partial";
+  const bool partial = p.size() > suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0;
+  partial_path_ = p;
+  final_path_ = partial ? p.substr(0, p.size() - suffix.size()) : p;
+  json_path_ = final_path_.substr(0, final_path_.size() - 4) + ".json";
+  csv_.open(partial_path_, std::ios::out | std::ios::app);
+  if (!csv_) throw std::runtime_error("cannot append to " + partial_path_);
+}
+
 results_writer::~results_writer() {
   // An unclosed writer (exception, crash path) leaves the .partial file with every finished row.
   if (!closed_ && csv_.is_open()) csv_.flush();
@@ -160,8 +212,10 @@ void results_writer::close(const std::string& extra_json_fields) {
   std::error_code ec;
   fs::rename(json_tmp, json_path_, ec);
   if (ec) throw std::runtime_error("cannot rename " + json_tmp + ": " + ec.message());
-  fs::rename(partial_path_, final_path_, ec);
-  if (ec) throw std::runtime_error("cannot rename " + partial_path_ + ": " + ec.message());
+  if (partial_path_ != final_path_) {
+    fs::rename(partial_path_, final_path_, ec);
+    if (ec) throw std::runtime_error("cannot rename " + partial_path_ + ": " + ec.message());
+  }
   closed_ = true;
 }
 

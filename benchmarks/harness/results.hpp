@@ -32,6 +32,10 @@ struct result_row {
 
 const std::vector<std::string>& result_columns();
 
+// The keys of the rows with status ok in a results file (for --resume). Throws
+// std::runtime_error naming the file when it cannot be read or its header is not this version's.
+std::vector<std::string> finished_keys(const std::string& path);
+
 // CSV field quoting (RFC 4180).
 std::string csv_escape(const std::string& s);
 std::string json_escape(const std::string& s);
@@ -40,6 +44,12 @@ class results_writer {
  public:
   // Creates <out>/<device slug>/<stamp>-<suite>.csv.partial with its header.
   results_writer(const std::string& out_dir, const run_context& ctx);
+  // --resume: appends to an existing results file (a finished .csv, or the .csv.partial an
+  // interrupted or crashed run left), whose header must be this version's; close() names it .csv.
+  struct append_to {
+    std::string path;
+  };
+  results_writer(const append_to& existing, const run_context& ctx);
   ~results_writer();
   void write(const result_row& row);
   // Writes the JSON sidecar (atomically) and renames the CSV into place.

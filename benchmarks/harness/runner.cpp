@@ -16,6 +16,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -27,6 +28,11 @@
 namespace kcnn::bench {
 
 namespace {
+
+// The signal that asked the run to stop (0: none). The running case finishes; the rest are
+// skipped; the files are closed as usual.
+volatile std::sig_atomic_t stop_signal = 0;
+extern "C" void on_stop_signal(int s) { stop_signal = s; }
 
 struct planned_case {
   const variant_info* variant;
@@ -149,6 +155,10 @@ class run_state {
   }
 
   void run_case(benchmark::State& st, std::size_t i) {
+    if (stop_signal) {
+      st.SkipWithError("interrupted");
+      return;
+    }
     const planned_case& pc = cases_[i];
     progress(i);
     result_row row = base_row(pc);
@@ -402,6 +412,24 @@ int run(int argc, char** argv) {
     for (const auto& s : not_applicable) std::cerr << "# not applicable: " << s << "\n";
     return 0;
   }
+  if (!opt.resume.empty()) {
+    std::set<std::string> done;
+    try {
+      for (auto& k : finished_keys(opt.resume)) done.insert(k);
+    } catch (const std::exception& e) {
+      std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+      return 2;
+    }
+    const std::size_t before = cases.size();
+    cases.erase(std::remove_if(cases.begin(), cases.end(), [&](const planned_case& c) { return done.count(c.key) > 0; }),
+                cases.end());
+    std::cerr << "kcnn-bench: --resume: " << before - cases.size() << " of " << before << " cases already in "
+              << opt.resume << "\n";
+    if (cases.empty()) {
+      std::cerr << "kcnn-bench: nothing left to run\n";
+      return 0;
+    }
+  }
   if (cases.empty()) {
     std::cerr << "kcnn-bench: error: no case matches the filters (try --list)\n";
     return 2;
@@ -415,9 +443,22 @@ int run(int argc, char** argv) {
 
   const bool all = std::find(opt.suites.begin(), opt.suites.end(), "all") != opt.suites.end();
   const run_context ctx = make_context(argc, argv, all ? std::string("all") : joined_suite_name(suites));
+  // A layer whose operands alone exceed the device's memory is an input error, found before
+  // anything is written.
+  for (const auto& c : cases) {
+    const case_cost cost = c.variant->make(c.spec)->cost();
+    if (ctx.device.memory_bytes > 0 && cost.bytes + cost.workspace_bytes > ctx.device.memory_bytes) {
+      std::cerr << "kcnn-bench: error: " << c.spec.file << ":" << c.spec.line << ": field 'n': layer '"
+                << c.spec.layer << "' needs " << fmt((cost.bytes + cost.workspace_bytes) / 1073741824.0, 1)
+                << " GiB for its operands (" << c.key << "), more than the device's "
+                << fmt(ctx.device.memory_bytes / 1073741824.0, 1) << " GiB\n";
+      return 2;
+    }
+  }
   std::unique_ptr<results_writer> writer;
   try {
-    writer = std::make_unique<results_writer>(opt.out, ctx);
+    writer = opt.resume.empty() ? std::make_unique<results_writer>(opt.out, ctx)
+                                : std::make_unique<results_writer>(results_writer::append_to{opt.resume}, ctx);
   } catch (const std::exception& e) {
     std::cerr << "kcnn-bench: error: " << e.what() << "\n";
     return 2;
@@ -436,11 +477,16 @@ int run(int argc, char** argv) {
   const double overhead_s = timer_overhead_seconds();
   run_state state(opt, std::move(cases), *writer, ctx, ceil);
   state.register_all();
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
   benchmark::RunSpecifiedBenchmarks();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  const int interrupted_by = int(stop_signal);
   benchmark::ClearRegisteredBenchmarks();
   state.summary(std::cout);
   int network_failures = 0;
-  if (opt.network) network_failures = run_network_plans(opt, suites, state.measured(), *writer);
+  if (opt.network && !interrupted_by) network_failures = run_network_plans(opt, suites, state.measured(), *writer);
 
   std::ostringstream extra;
   extra << "  \"timing\": {\n    \"warmup\": " << opt.warmup << ",\n    \"min_reps\": "
@@ -455,7 +501,8 @@ int run(int argc, char** argv) {
         << "  \"cases\": {\"ok\": " << state.count("ok")
         << ", \"failed_validation\": " << state.count("failed_validation")
         << ", \"skipped\": " << state.count("skipped") << ", \"error\": " << state.count("error")
-        << "},\n  \"interrupted\": false";
+        << "},\n  \"interrupted\": " << (interrupted_by ? "true" : "false");
+  if (!opt.resume.empty()) extra << ",\n  \"resumed\": " << "\"" << json_escape(opt.resume) << "\"";
   try {
     writer->close(extra.str());
   } catch (const std::exception& e) {
@@ -464,6 +511,11 @@ int run(int argc, char** argv) {
   }
   std::cerr << "kcnn-bench: results in " << writer->final_path() << " (context "
             << writer->json_path() << ")\n";
+  if (interrupted_by) {
+    std::cerr << "kcnn-bench: interrupted by signal " << interrupted_by << ": " << state.count("ok")
+              << " cases finished and written; --resume " << writer->final_path() << " runs the rest\n";
+    return 128 + interrupted_by;
+  }
   return state.failures() + network_failures > 0 ? 1 : 0;
 }
 

@@ -1,4 +1,5 @@
 // add: residual sum of two tensors of the same shape, one thread per element.
+#include "fault_injection.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/eltwise.hpp>
@@ -33,6 +34,7 @@ const registrar reg([](registry& r) {
   r.add_op({"add", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; },
             [](const layer_spec& s) { return std::vector<dims4>(2, dims4{s.n, s.c, s.h, s.w}); }, true});
   register_layer_all_layouts<add_kernel>(r, "add", "global", "coalesced", "naive", "", 1e-5);
+  fault::register_faults<add_kernel>(r, "add", 1e-5);
   register_layer_spaces<add_kernel>(r, "add", "coalesced", "naive", "", 1e-5);
   r.add_unavailable("add/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");
 });

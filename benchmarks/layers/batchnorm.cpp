@@ -2,6 +2,7 @@
 // naive (normalise, then a separate relu pass if any), fused (one pass; only with relu=1) and,
 // in the constant space, folded (scale and shift folded on the host, carried by value).
 #include "onednn_peer.hpp"
+#include "fault_injection.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/batchnorm.hpp>
@@ -48,6 +49,19 @@ struct bn_kernel : layer_kernel_base {
   }
 };
 
+// Contiguous runs without coordinates (variant rows): the scale and shift folded on the device
+// each run into a 2c workspace, then one pass.
+struct bn_rows_kernel : bn_kernel<variant::batchnorm_naive> {
+  Kokkos::View<float*> ws;
+  template <class Exec, class Vecs>
+  void prepare(const Exec&, const params& p, const Vecs&) { ws = Kokkos::View<float*>("bn.scale_shift", 2 * p.c); }
+  double workspace_bytes(const params& p) const { return 8.0 * p.c; }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec& e, const Ins& ins, const Vecs& v, const Out& out, const params& p) const {
+    batchnorm_rows(e, ins[0], v[0], v[1], v[2], v[3], ws, out, p);
+  }
+};
+
 // The per-channel vectors folded into scale and shift once (untimed) and embedded in the functor.
 struct bn_constant_kernel : bn_kernel<variant::batchnorm_naive> {
   using folded = batchnorm_folded<batchnorm_constant_capacity>;
@@ -73,20 +87,12 @@ struct bn_constant_kernel : bn_kernel<variant::batchnorm_naive> {
 #if defined(KCNN_HAVE_ONEDNN)
 // The vendor peer: oneDNN batch normalization, inference with the given statistics, scale and
 // shift (and the relu fused when one follows).
-struct bn_onednn : bn_kernel<variant::batchnorm_naive> {
-  mutable std::shared_ptr<dnnl::primitive> prim;
-  template <class Layout, class Params>
-  static std::string unsupported(const Params&) {
-    if (!onednn::usable) return "oneDNN runs on host backends only";
-    return onednn::has_tag<Layout>() ? std::string() : "no oneDNN format for this layout";
-  }
-  std::string note() const { return onednn::note(); }
-  mutable dnnl::memory::desc md, vec;
+struct bn_onednn : onednn::peer<bn_kernel<variant::batchnorm_naive>> {
   template <class Exec, class Ins, class Vecs, class Out>
   void run(const Exec&, const Ins& ins, const Vecs& v, const Out& out, const batchnorm_params& p) const {
+    const auto md = onednn::desc<typename Out::layout_tag>(p.dims());
+    const dnnl::memory::desc vec({p.c}, onednn::dt::f32, onednn::tag::a);
     if (!prim) {
-      md = onednn::desc<typename Out::layout_tag>(p.dims());
-      vec = dnnl::memory::desc({p.c}, onednn::dt::f32, onednn::tag::a);
       auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
                    dnnl::normalization_flags::use_shift;
       if (p.relu) flags = flags | dnnl::normalization_flags::fuse_norm_relu;
@@ -107,9 +113,11 @@ struct bn_onednn : bn_kernel<variant::batchnorm_naive> {
 const registrar reg([](registry& r) {
   r.add_op({"batchnorm", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }, {}, true});
   register_layer_all_layouts<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "global", "coalesced", "naive", "", 1e-5);
+  fault::register_faults<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", 1e-5);
   register_layer_spaces<bn_kernel<variant::batchnorm_naive>>(r, "batchnorm", "coalesced", "naive", "", 1e-5);
   register_layer_all_layouts<bn_kernel<variant::batchnorm_fused>>(r, "batchnorm", "global", "coalesced", "fused", "", 1e-5);
   register_layer_all_layouts<bn_constant_kernel>(r, "batchnorm", "constant", "coalesced", "folded", "", 1e-5);
+  register_layer_all_layouts<bn_rows_kernel>(r, "batchnorm", "global", "coalesced", "rows", "", 1e-5);
 #if defined(KCNN_HAVE_ONEDNN)
   if (onednn::usable) register_layer_all_layouts<bn_onednn>(r, "batchnorm", "global", "tiled", "onednn", "", 1e-5);
 #endif

@@ -1,5 +1,6 @@
 // concat along channels of two or more inputs. c is the total; params parts=a+b+... gives each
 // input's channels (default: two equal halves).
+#include "fault_injection.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/eltwise.hpp>
@@ -84,6 +85,7 @@ const registrar reg([](registry& r) {
               return ins;
             }});
   register_layer_all_layouts<concat_kernel>(r, "concat", "global", "coalesced", "naive", "", 0.0);
+  fault::register_faults<concat_kernel>(r, "concat", 0.0);
   register_layer_spaces<concat_kernel>(r, "concat", "coalesced", "naive", "", 0.0);
   r.add_unavailable("concat/*/scratch", "a copy: no data is reused, nothing to stage in scratch");
 });

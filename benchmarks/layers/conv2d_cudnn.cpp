@@ -20,7 +20,7 @@ void check(cudnnStatus_t s, const char* what) {
 template <bool TF32>
 struct launch : bench::conv_launch_base {
   // TF32 keeps 10 mantissa bits: errors of ~1e-3 relative are its nature, not a bug.
-  static constexpr double tolerance = TF32 ? 5e-3 : conv2d_tolerance;
+  static constexpr double tolerance = TF32 ? 5e-3 : bench::conv2d_tolerance;
   struct handles {
     cudnnHandle_t h = nullptr;
     cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr;

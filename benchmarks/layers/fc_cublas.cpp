@@ -19,7 +19,7 @@ void check(cublasStatus_t s, const char* what) {
 
 template <bool TF32>
 struct launch : bench::conv_launch_base {
-  static constexpr double tolerance = TF32 ? 5e-3 : conv2d_tolerance;
+  static constexpr double tolerance = TF32 ? 5e-3 : bench::conv2d_tolerance;
   struct handle {
     cublasHandle_t h = nullptr;
     ~handle() {

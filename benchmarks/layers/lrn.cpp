@@ -1,6 +1,7 @@
 // lrn across channels (params: size, alpha, beta, k; AlexNet defaults 5, 1e-4, 0.75, 1):
 // naive (each output sums its window) and sliding (running sum over channels per pixel).
 #include "onednn_peer.hpp"
+#include "fault_injection.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/lrn.hpp>
@@ -41,25 +42,14 @@ struct lrn_kernel : layer_kernel_base {
 
 #if defined(KCNN_HAVE_ONEDNN)
 // The vendor peer: oneDNN LRN across channels (k + alpha / size * sum of squares, Caffe's form).
-struct lrn_onednn : lrn_kernel<variant::lrn_naive> {
-  mutable std::shared_ptr<dnnl::primitive> prim;
-  template <class Layout, class Params>
-  static std::string unsupported(const Params&) {
-    if (!onednn::usable) return "oneDNN runs on host backends only";
-    return onednn::has_tag<Layout>() ? std::string() : "no oneDNN format for this layout";
-  }
-  std::string note() const { return onednn::note(); }
-  mutable dnnl::memory::desc md;
+struct lrn_onednn : onednn::peer<lrn_kernel<variant::lrn_naive>> {
   template <class Exec, class Ins, class Vecs, class Out>
   void run(const Exec&, const Ins& ins, const Vecs&, const Out& out, const lrn_params& p) const {
-    if (!prim) {
-      md = onednn::desc<typename Out::layout_tag>(p.dims());
+    run_src_dst<typename Out::layout_tag>(p.dims(), ins[0].view().data(), out.view().data(), [&](const auto& md) {
       const dnnl::lrn_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::lrn_across_channels, md,
                                       p.size, p.alpha, p.beta, p.k);
-      prim = std::make_shared<dnnl::lrn_forward>(dnnl::lrn_forward::primitive_desc(d, onednn::engine()));
-    }
-    onednn::execute(*prim, {{DNNL_ARG_SRC, onednn::wrap(md, ins[0].view().data())},
-                            {DNNL_ARG_DST, onednn::wrap(md, out.view().data())}});
+      return std::make_shared<dnnl::lrn_forward>(dnnl::lrn_forward::primitive_desc(d, onednn::engine()));
+    });
   }
 };
 #endif
@@ -75,6 +65,7 @@ const registrar reg([](registry& r) {
             },
             [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }, {}, true});
   register_layer_all_layouts<lrn_kernel<variant::lrn_naive>>(r, "lrn", "global", "coalesced", "naive", "", 1e-4);
+  fault::register_faults<lrn_kernel<variant::lrn_naive>>(r, "lrn", 1e-4);
   register_layer_spaces<lrn_kernel<variant::lrn_naive>>(r, "lrn", "coalesced", "naive", "", 1e-4);
   register_layer_all_layouts<lrn_kernel<variant::lrn_sliding>>(r, "lrn", "global", "coalesced", "sliding", "", 1e-4);
 #if defined(KCNN_HAVE_ONEDNN)

@@ -11,6 +11,7 @@
 #include <kcnn/tensor.hpp>
 
 #include <array>
+#include <memory>
 
 #include <Kokkos_Core.hpp>
 #include <dnnl.hpp>
@@ -105,6 +106,26 @@ inline void execute(dnnl::primitive& prim, const std::unordered_map<int, dnnl::m
   prim.execute(stream(), args);
   stream().wait();
 }
+
+// What every peer of a tensor op shares: its kernel descriptor K (shapes, bytes, reference),
+// the primitive made by the first (validation) run, the layouts, the note.
+template <class K>
+struct peer : K {
+  mutable std::shared_ptr<dnnl::primitive> prim;
+  template <class Layout, class Params>
+  static std::string unsupported(const Params&) {
+    if (!usable) return "oneDNN runs on host backends only";
+    return has_tag<Layout>() ? std::string() : "oneDNN's plain activation formats are nchw and nhwc";
+  }
+  std::string note() const { return onednn::note(); }
+  // Runs prim (made by make(md) on first use) with one source and one destination of shape d.
+  template <class Layout, class Make>
+  void run_src_dst(const dims4& d, const float* src, float* dst, const Make& make) const {
+    const auto md = desc<Layout>(d);
+    if (!prim) prim = make(md);
+    execute(*prim, {{DNNL_ARG_SRC, wrap(md, src)}, {DNNL_ARG_DST, wrap(md, dst)}});
+  }
+};
 
 }  // namespace kcnn::bench::onednn
 #endif

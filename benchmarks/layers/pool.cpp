@@ -8,6 +8,7 @@
 #if defined(KCNN_HAVE_NATIVE_CUDA)
 #include "../native_cuda/native_cuda.hpp"
 #endif
+#include "fault_injection.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/pool.hpp>
@@ -56,25 +57,21 @@ struct pool_kernel : layer_kernel_base {
 #if defined(KCNN_HAVE_ONEDNN)
 // The vendor peer: oneDNN pooling, max or average counting the padding (Caffe's divisor, equal
 // to oneDNN's while every window ends inside the padded input); ceil rounding as extra right
-// padding. The primitive is made by the first (validation) run.
+// padding.
 template <pool_kind Kind>
-struct pool_onednn : pool_kernel<Kind, variant::pool_naive> {
-  mutable std::shared_ptr<dnnl::primitive> prim;
+struct pool_onednn : onednn::peer<pool_kernel<Kind, variant::pool_naive>> {
   mutable dnnl::memory::desc src, dst;
   template <class Layout>
   static std::string unsupported(const pool_params& p) {
-    if (!onednn::usable) return "oneDNN runs on host backends only";
-    if (!onednn::has_tag<Layout>()) return "no oneDNN format for this layout";
     if (Kind == pool_kind::avg && ((p.p() - 1) * p.stride + p.r > p.h + 2 * p.pad ||
                                    (p.q() - 1) * p.stride + p.s > p.w + 2 * p.pad))
       return "a ceil-rounded window passes the padded input: Caffe's average divisor differs from oneDNN's";
-    return {};
+    return onednn::peer<pool_kernel<Kind, variant::pool_naive>>::template unsupported<Layout>(p);
   }
-  std::string note() const { return onednn::note(); }
   template <class Exec, class Ins, class Vecs, class Out>
   void run(const Exec&, const Ins& ins, const Vecs&, const Out& out, const pool_params& p) const {
     using L = typename Out::layout_tag;
-    if (!prim) {
+    if (!this->prim) {
       src = onednn::desc<L>(p.input_dims());
       dst = onednn::desc<L>(p.output_dims());
       const onednn::dims pr = {std::max(0, (p.p() - 1) * p.stride + p.r - p.h - p.pad),
@@ -82,10 +79,10 @@ struct pool_onednn : pool_kernel<Kind, variant::pool_naive> {
       const auto alg = Kind == pool_kind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
       const dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst, {p.stride, p.stride},
                                           {p.r, p.s}, {p.pad, p.pad}, pr);
-      prim = std::make_shared<dnnl::pooling_forward>(dnnl::pooling_forward::primitive_desc(d, onednn::engine()));
+      this->prim = std::make_shared<dnnl::pooling_forward>(dnnl::pooling_forward::primitive_desc(d, onednn::engine()));
     }
-    onednn::execute(*prim, {{DNNL_ARG_SRC, onednn::wrap(src, ins[0].view().data())},
-                            {DNNL_ARG_DST, onednn::wrap(dst, out.view().data())}});
+    onednn::execute(*this->prim, {{DNNL_ARG_SRC, onednn::wrap(src, ins[0].view().data())},
+                                  {DNNL_ARG_DST, onednn::wrap(dst, out.view().data())}});
   }
 };
 #endif
@@ -111,6 +108,7 @@ void register_pool(registry& r, const char* op) {
             [](const layer_spec& s) { return pool_from_spec(s, Kind).output_dims(); }});
   const double tol = Kind == pool_kind::max ? 0.0 : 1e-5;
   register_layer_all_layouts<pool_kernel<Kind, variant::pool_naive>>(r, op, "global", "coalesced", "naive", "", tol);
+  fault::register_faults<pool_kernel<Kind, variant::pool_naive>>(r, op, tol);
   register_layer_spaces<pool_kernel<Kind, variant::pool_naive>>(r, op, "coalesced", "naive", "", tol);
   register_layer_all_layouts<pool_kernel<Kind, variant::pool_regtile<1, 2>>>(r, op, "global", "regtile", "regtile", "h1w2", tol);
   register_layer_all_layouts<pool_kernel<Kind, variant::pool_regtile<1, 4>>>(r, op, "global", "regtile", "regtile", "h1w4", tol);

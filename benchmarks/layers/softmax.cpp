@@ -4,6 +4,7 @@
 #if defined(KCNN_HAVE_NATIVE_CUDA)
 #include "../native_cuda/native_cuda.hpp"
 #endif
+#include "fault_injection.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/reference/layers.hpp>
@@ -52,25 +53,14 @@ struct softmax_kernel : layer_kernel_base {
 
 #if defined(KCNN_HAVE_ONEDNN)
 // The vendor peer: oneDNN softmax over axis 1 (the channels).
-struct softmax_onednn : softmax_kernel<variant::softmax_fused> {
+struct softmax_onednn : onednn::peer<softmax_kernel<variant::softmax_fused>> {
   double passes(const softmax_params&) const { return -1; }  // oneDNN's own
-  mutable std::shared_ptr<dnnl::primitive> prim;
-  template <class Layout, class Params>
-  static std::string unsupported(const Params&) {
-    if (!onednn::usable) return "oneDNN runs on host backends only";
-    return onednn::has_tag<Layout>() ? std::string() : "no oneDNN format for this layout";
-  }
-  std::string note() const { return onednn::note(); }
-  mutable dnnl::memory::desc md;
   template <class Exec, class Ins, class Vecs, class Out>
   void run(const Exec&, const Ins& ins, const Vecs&, const Out& out, const softmax_params& p) const {
-    if (!prim) {
-      md = onednn::desc<typename Out::layout_tag>(p.dims());
+    run_src_dst<typename Out::layout_tag>(p.dims(), ins[0].view().data(), out.view().data(), [&](const auto& md) {
       const dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, md, 1);
-      prim = std::make_shared<dnnl::softmax_forward>(dnnl::softmax_forward::primitive_desc(d, onednn::engine()));
-    }
-    onednn::execute(*prim, {{DNNL_ARG_SRC, onednn::wrap(md, ins[0].view().data())},
-                            {DNNL_ARG_DST, onednn::wrap(md, out.view().data())}});
+      return std::make_shared<dnnl::softmax_forward>(dnnl::softmax_forward::primitive_desc(d, onednn::engine()));
+    });
   }
 };
 #endif
@@ -90,6 +80,7 @@ struct softmax_native_cuda : softmax_kernel<variant::softmax_fused> {
 const registrar reg([](registry& r) {
   r.add_op({"softmax", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }, {}, true});
   register_layer_all_layouts<softmax_kernel<variant::softmax_multi_kernel>>(r, "softmax", "global", "coalesced", "multi_kernel", "", 1e-5);
+  fault::register_faults<softmax_kernel<variant::softmax_fused>>(r, "softmax", 1e-5);
   register_layer_all_layouts<softmax_kernel<variant::softmax_fused>>(r, "softmax", "scratch", "tiled", "fused", "", 1e-5);
   register_layer_spaces<softmax_kernel<variant::softmax_multi_kernel>>(r, "softmax", "coalesced", "multi_kernel", "", 1e-5);
 #if defined(KCNN_HAVE_NATIVE_CUDA)

@@ -2,6 +2,7 @@
 // for every ordered pair of nchw, nhwc, chwn: naive (one thread per output element) and tiled
 // (32 x 32 transpose through padded team scratch). Exact.
 #include "onednn_peer.hpp"
+#include "fault_injection.hpp"
 #include "tensor_case.hpp"
 
 #include <kcnn/reference/layers.hpp>
@@ -32,18 +33,12 @@ struct transform_kernel : layer_kernel_base {
 
 #if defined(KCNN_HAVE_ONEDNN)
 // The vendor peer: a oneDNN reorder between the two formats.
-struct transform_onednn : transform_kernel<variant::transform_naive> {
-  mutable std::shared_ptr<dnnl::primitive> prim;
-  mutable dnnl::memory::desc from, to;
-  std::string note() const { return onednn::note(); }
+struct transform_onednn : onednn::peer<transform_kernel<variant::transform_naive>> {
   template <class Exec, class Ins, class Vecs, class Out>
   void run(const Exec&, const Ins& ins, const Vecs&, const Out& out, const dims4& d) const {
     using In = typename std::decay_t<decltype(ins[0])>::layout_tag;
-    if (!prim) {
-      from = onednn::desc<In>(d);
-      to = onednn::desc<typename Out::layout_tag>(d);
-      prim = std::make_shared<dnnl::reorder>(dnnl::reorder::primitive_desc(onednn::engine(), from, onednn::engine(), to));
-    }
+    const auto from = onednn::desc<In>(d), to = onednn::desc<typename Out::layout_tag>(d);
+    if (!prim) prim = std::make_shared<dnnl::reorder>(dnnl::reorder::primitive_desc(onednn::engine(), from, onednn::engine(), to));
     onednn::execute(*prim, {{DNNL_ARG_FROM, onednn::wrap(from, ins[0].view().data())},
                             {DNNL_ARG_TO, onednn::wrap(to, out.view().data())}});
   }
@@ -67,6 +62,7 @@ const registrar reg([](registry& r) {
   r.add_op({"transform", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }});
   using namespace kcnn::layout;
   register_pair<nchw, nhwc>(r);
+  fault::register_faults<transform_kernel<variant::transform_naive>>(r, "transform", 0.0);
   register_pair<nchw, chwn>(r);
   register_pair<nhwc, nchw>(r);
   register_pair<nhwc, chwn>(r);

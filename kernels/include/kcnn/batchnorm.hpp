@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 namespace kcnn {
 
@@ -126,5 +127,68 @@ void batchnorm(const Exec& exec, const In& in, const batchnorm_folded<Capacity>&
                const batchnorm_params& p) {
   parallel_for_constant("kcnn::batchnorm_folded", exec, out.size(),
                         detail::batchnorm_folded_functor<Capacity, In, Out>{in, out, f, p.relu});
+}
+namespace variant {
+// Per-channel scale and shift folded on the device (a C-element kernel), then one pass over
+// contiguous runs of the storage with no coordinate arithmetic: nchw runs are (n, c) planes of
+// one channel, nhwc runs are pixels across the channels, chwn runs are the images of one (c, h, w).
+struct batchnorm_rows {};
+}  // namespace variant
+
+namespace detail {
+template <class Vec, class Ws>
+struct batchnorm_fold_functor {
+  Vec mean, var, gamma, beta;
+  Ws ws;  // scale in [0, c), shift in [c, 2c)
+  float eps;
+  int c;
+  KOKKOS_INLINE_FUNCTION void operator()(const int k) const {
+    const float s = gamma(k) / compat::sqrt(var(k) + eps);
+    ws(k) = s;
+    ws(c + k) = beta(k) - mean(k) * s;
+  }
+};
+template <class Layout>
+struct batchnorm_rows_functor {
+  const float* in;
+  float* out;
+  const float* ws;
+  batchnorm_params p;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t item) const {
+    const float* scale = ws;
+    const float* shift = ws + p.c;
+    if constexpr (std::is_same_v<Layout, layout::nhwc>) {  // a pixel: the channels in a row
+      const std::size_t base = item * std::size_t(p.c);
+      for (int k = 0; k < p.c; ++k) {
+        const float y = in[base + k] * scale[k] + shift[k];
+        out[base + k] = p.relu ? (y > 0.0f ? y : 0.0f) : y;
+      }
+    } else {  // nchw: an (n, c) plane; chwn: the images of one (c, h, w)
+      const std::size_t len = std::is_same_v<Layout, layout::nchw> ? std::size_t(p.h) * p.w : std::size_t(p.n);
+      const int k = std::is_same_v<Layout, layout::nchw> ? int(item % std::size_t(p.c)) : int(item / (std::size_t(p.h) * p.w));
+      const float s = scale[k], t = shift[k];
+      const std::size_t base = item * len;
+      for (std::size_t j = 0; j < len; ++j) {
+        const float y = in[base + j] * s + t;
+        out[base + j] = p.relu ? (y > 0.0f ? y : 0.0f) : y;
+      }
+    }
+  }
+};
+}  // namespace detail
+
+// ws: 2 c floats of workspace (the folded scale and shift).
+template <class Exec, class In, class Vec, class Ws, class Out>
+void batchnorm_rows(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
+                    const Ws& ws, const Out& out, const batchnorm_params& p) {
+  using L = typename Out::layout_tag;
+  static_assert(std::is_same_v<typename In::layout_tag, L> && !L::runtime_strided, "one fixed layout");
+  Kokkos::parallel_for("kcnn::batchnorm_fold", Kokkos::RangePolicy<Exec>(exec, 0, p.c),
+                       detail::batchnorm_fold_functor<Vec, Ws>{mean, var, gamma, beta, ws, p.eps, p.c});
+  const std::size_t items = std::is_same_v<L, layout::nhwc> ? std::size_t(p.n) * p.h * p.w
+                            : std::is_same_v<L, layout::nchw> ? std::size_t(p.n) * p.c
+                                                               : std::size_t(p.c) * p.h * p.w;
+  Kokkos::parallel_for("kcnn::batchnorm_rows", Kokkos::RangePolicy<Exec>(exec, 0, items),
+                       detail::batchnorm_rows_functor<L>{in.view().data(), out.view().data(), ws.data(), p});
 }
 }  // namespace kcnn

@@ -1,6 +1,7 @@
-// conv2d / {nchw,nhwc} / global / tiled / onednn: the vendor peer on host builds, oneDNN's
-// convolution_forward (inference, direct algorithm: oneDNN picks its implementation) with the
-// weights packed once into its preferred format (untimed). Needs oneDNN at configure time.
+// conv2d and fc / {nchw,nhwc} / global / tiled / onednn: the vendor peers on host builds,
+// oneDNN's convolution_forward (inference, direct algorithm: oneDNN picks its implementation)
+// and inner_product_forward, with the weights packed once into the primitive's preferred format
+// (untimed, as frameworks do once per model). Needs oneDNN at configure time.
 #include "conv2d_case.hpp"
 #include "onednn_peer.hpp"
 
@@ -9,8 +10,10 @@ namespace {
 using namespace kcnn;
 namespace onednn = kcnn::bench::onednn;
 
+template <bool FullyConnected>
 struct launch : bench::conv_launch_base {
-  std::shared_ptr<dnnl::convolution_forward> prim;
+  using primitive = std::conditional_t<FullyConnected, dnnl::inner_product_forward, dnnl::convolution_forward>;
+  std::shared_ptr<primitive> prim;
   dnnl::memory weights;
   dnnl::memory::desc src, dst, bias;
 
@@ -25,18 +28,25 @@ struct launch : bench::conv_launch_base {
   void prepare(const Exec&, const conv2d_params& p, const In&, const Wt& wt, const Bias&) {
     using L = typename In::layout_tag;
     src = onednn::desc<L>(p.input_dims());
-    dst = onednn::desc<L>(p.output_dims());
     bias = dnnl::memory::desc({p.k}, onednn::dt::f32, onednn::tag::a);
     const auto f = p.filter_dims();
     onednn::dims wdims = {f.n, f.c, f.h, f.w};
     if (p.groups > 1) wdims = {p.groups, f.n / p.groups, f.c, f.h, f.w};
     const dnnl::memory::desc any(wdims, onednn::dt::f32, onednn::tag::any);
-    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                            src, any, bias, dst, {p.stride, p.stride}, {p.pad, p.pad},
-                                            {p.pad, p.pad});
-    const dnnl::convolution_forward::primitive_desc pd(d, onednn::engine());
+    typename primitive::primitive_desc pd;
+    if constexpr (FullyConnected) {
+      // The output (n, k, 1, 1) is the same memory as an (n, k) matrix in nchw and in nhwc.
+      dst = dnnl::memory::desc({p.n, p.k}, onednn::dt::f32, onednn::tag::nc);
+      const typename primitive::desc d(dnnl::prop_kind::forward_inference, src, any, bias, dst);
+      pd = typename primitive::primitive_desc(d, onednn::engine());
+    } else {
+      dst = onednn::desc<L>(p.output_dims());
+      const typename primitive::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                       any, bias, dst, {p.stride, p.stride}, {p.pad, p.pad}, {p.pad, p.pad});
+      pd = typename primitive::primitive_desc(d, onednn::engine());
+    }
     weights = onednn::packed(onednn::filter_desc<L>(f, p.groups), wt.view().data(), pd.weights_desc());
-    prim = std::make_shared<dnnl::convolution_forward>(pd);
+    prim = std::make_shared<primitive>(pd);
   }
   template <class Exec, class In, class Wt, class Bias, class Out>
   void operator()(const Exec&, const In& in, const Wt&, const Bias& b, const Out& out, const conv2d_params&) const {
@@ -49,7 +59,9 @@ struct launch : bench::conv_launch_base {
 
 const bench::registrar reg([](bench::registry& r) {
   using namespace kcnn::layout;
-  if (onednn::usable) bench::register_conv2d<launch, nchw, nhwc>(r, "global", "tiled", "onednn");
+  if (!onednn::usable) return;
+  bench::register_conv2d<launch<false>, nchw, nhwc>(r, "global", "tiled", "onednn");
+  bench::register_fc<launch<true>, nchw, nhwc>(r, "global", "tiled", "onednn");
 });
 }  // namespace
 #endif

@@ -1,0 +1,81 @@
+#pragma once
+// Fault injection for the harness's own tests: each op's baseline descriptor K run as it is, then
+// one defect applied to its output, as the bugs a kernel really has would leave it. The broken
+// variants are handed to registry::add_fault_registration, so only kcnn-bench-faults (the test
+// build, which calls enable_faults) ever registers them; kcnn-bench never lists them.
+// (A race in a team reduction needs a parallel backend; on Serial it cannot happen.)
+#include "tensor_case.hpp"
+
+#include <limits>
+
+namespace kcnn::bench::fault {
+
+// Off-by-one in an index (a halo or a loop bound): every output takes its neighbour's value
+// along w (or along c when the output is a column of channels).
+struct off_by_one {
+  template <class Exec, class Out>
+  static void apply(const Exec& e, const Out& out) {
+    const dims4 d = out.dims();
+    const bool along_w = d.w > 1;
+    const int rows = along_w ? d.n * d.c * d.h : d.n * d.h * d.w, len = along_w ? d.w : d.c;
+    Kokkos::parallel_for("kcnn::fault_off_by_one", Kokkos::RangePolicy<Exec>(e, 0, rows), KOKKOS_LAMBDA(const int i) {
+      for (int j = len - 1; j > 0; --j) {
+        if (along_w) {
+          const int h = i % d.h, c = (i / d.h) % d.c, n = i / (d.h * d.c);
+          out(n, c, h, j) = out(n, c, h, j - 1);
+        } else {
+          const int w = i % d.w, h = (i / d.w) % d.h, n = i / (d.w * d.h);
+          out(n, j, h, w) = out(n, j - 1, h, w);
+        }
+      }
+    });
+  }
+};
+
+// A channel index bug: the last channel holds what was computed from another one (channel 0's
+// value, plus one so that it differs even where both are zero, as after a relu).
+struct wrong_channel {
+  template <class Exec, class Out>
+  static void apply(const Exec& e, const Out& out) {
+    const dims4 d = out.dims();
+    Kokkos::parallel_for("kcnn::fault_wrong_channel", Kokkos::RangePolicy<Exec>(e, 0, d.n * d.h * d.w),
+                         KOKKOS_LAMBDA(const int i) {
+                           const int n = i / (d.h * d.w), h = (i / d.w) % d.h, w = i % d.w;
+                           out(n, d.c - 1, h, w) = out(n, 0, h, w) + 1.0f;
+                         });
+  }
+};
+
+// An output element never written: the last stored element keeps the NaN poison.
+struct unwritten {
+  template <class Exec, class Out>
+  static void apply(const Exec& e, const Out& out) {
+    auto v = out.view();
+    const std::size_t last = v.span() - 1;
+    Kokkos::parallel_for("kcnn::fault_unwritten", Kokkos::RangePolicy<Exec>(e, 0, 1), KOKKOS_LAMBDA(const int) {
+      v.data()[last] = std::numeric_limits<float>::quiet_NaN();
+    });
+  }
+};
+
+template <class K, class Defect>
+struct broken : K {
+  template <class Exec, class Ins, class Vecs, class Out, class P>
+  void run(const Exec& e, const Ins& ins, const Vecs& v, const Out& out, const P& p) const {
+    K::run(e, ins, v, out, p);
+    Defect::apply(e, out);
+  }
+};
+
+// The three broken versions of descriptor K, one per layout, as variants faulty_off_by_one
+// (nchw), faulty_wrong_channel (nhwc) and faulty_unwritten (chwn).
+template <class K>
+void register_faults(registry& r, const std::string& op, double tolerance) {
+  r.add_fault_registration([op, tolerance](registry& rr) {
+    register_layer<broken<K, off_by_one>, layout::nchw>(rr, op, "global", "coalesced", "faulty_off_by_one", "", tolerance);
+    register_layer<broken<K, wrong_channel>, layout::nhwc>(rr, op, "global", "coalesced", "faulty_wrong_channel", "", tolerance);
+    register_layer<broken<K, unwritten>, layout::chwn>(rr, op, "global", "coalesced", "faulty_unwritten", "", tolerance);
+  });
+}
+
+}  // namespace kcnn::bench::fault

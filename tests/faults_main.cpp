@@ -1,0 +1,8 @@
+// kcnn-bench-faults: kcnn-bench with the fault-injection variants registered (tests only).
+#include "registry.hpp"
+#include "runner.hpp"
+
+int main(int argc, char** argv) {
+  kcnn::bench::registry::instance().enable_faults();
+  return kcnn::bench::run_main(argc, argv);
+}
