@@ -105,6 +105,12 @@ TEST(SuiteLoader, RejectsMalformedRowsNamingFileLineAndField) {
        "bad_rounding.csv:2: field 'rounding': expected floor or ceil, got 'up'"},
       {"bad_name", header + "x,a b,conv2d,1,1,4,4,1,1,1,1,0,1\n", "bad_name.csv:2: field 'layer'"},
       {"no_layers", header, "no_layers.csv: no layers"},
+      {"bad_param", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,repeat,rounding,params\nx,a,lrn,1,8,4,4,,,,,,,1,,size=abc\n",
+       "bad_param.csv:2: field 'params': 'size' is not a number: 'abc'"},
+      {"fractional", header + "x,a,conv2d,1,1.5,4,4,1,1,1,1,0,1\n", "fractional.csv:2: field 'c': expected an integer, got '1.5'"},
+      {"overflow", header + "x,a,conv2d,1,99999999999,4,4,1,1,1,1,0,1\n", "overflow.csv:2: field 'c': expected an integer"},
+      {"negative_pad", header + "x,a,conv2d,1,1,4,4,1,1,1,1,-1,1\n", "negative_pad.csv:2: field 'pad': must be >= 0, got -1"},
+      {"pool_window", header + "x,a,pool_max,1,1,4,4,,7,7,1,0,\n", "pool_window.csv:2: field 'r': window height 7 exceeds padded input height 4"},
   };
   for (const auto& c : cases) {
     const std::string e = error_of(c.name, c.body);

@@ -191,8 +191,16 @@ suite load_suite(const std::string& path) {
       }
       std::stringstream is(input);
       for (std::string name; is >> name;) sp.inputs.push_back(name);
-      if (const field_error e = oi->check(sp)) fail(path, line, e.field, e.message);
-      sp.out = oi->output(sp);
+      try {
+        if (const field_error e = oi->check(sp)) fail(path, line, e.field, e.message);
+        sp.out = oi->output(sp);
+      } catch (const suite_error&) {
+        throw;
+      } catch (const std::exception& e) {
+        // An op's parameter parsing (e.g. params size=abc) throws: the row's params are wrong.
+        const std::string m = e.what();
+        fail(path, line, "params", m.rfind("params: ", 0) == 0 ? m.substr(8) : m);
+      }
       if (!names.insert(sp.network + "." + sp.layer).second)
         fail(path, line, "layer", "duplicate layer name '" + sp.layer + "' in network '" + sp.network + "'");
       su.layers.push_back(std::move(sp));
