@@ -27,6 +27,11 @@ struct layer_spec {
   dims4 out{};                               // output shape, computed by the op's shape rule
 };
 
+// Joins two parts of a row's note with "; ", skipping empty ones.
+inline std::string join_notes(const std::string& a, const std::string& b) {
+  return a.empty() ? b : b.empty() ? a : a + "; " + b;
+}
+
 // A problem with a named field of a layer (for "file:line: field 'x': ..." messages).
 struct field_error {
   std::string field, message;

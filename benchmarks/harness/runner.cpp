@@ -234,9 +234,8 @@ class run_state {
       st.counters["rel_err"] = row.rel_error;
       row.status = "ok";
       row.note = c->extra_note();
-      if (slow_quick) row.note += std::string(row.note.empty() ? "" : "; ") + "quick: the validation run timed";
-      const std::string noisy = noisy_note(summarize(samples), samples.size(), opt_.noisy_spread);
-      if (!noisy.empty()) row.note += std::string(row.note.empty() ? "" : "; ") + noisy;
+      if (slow_quick) row.note = join_notes(row.note, "quick: the validation run timed");
+      row.note = join_notes(row.note, noisy_note(summarize(samples), samples.size(), opt_.noisy_spread));
       measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.time_ms_median});
       finish(row);
     } catch (const std::bad_alloc& e) {

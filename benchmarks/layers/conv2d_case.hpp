@@ -132,10 +132,7 @@ class conv_case : public bench_case {
 
   void before_run() override { space_.before_run(buffers()); }
   void run() override { launch_(exec(), in_, wt_, bias_, out_, p_); }
-  std::string extra_note() const override {
-    const std::string a = space_.note(), b = launch_.note();
-    return a.empty() ? b : b.empty() ? a : a + "; " + b;
-  }
+  std::string extra_note() const override { return join_notes(space_.note(), launch_.note()); }
 
   comparison validate() override {
     auto out_h = create_mirror_view(out_);

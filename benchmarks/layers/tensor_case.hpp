@@ -39,10 +39,6 @@ struct layer_kernel_base {
   std::string note() const { return {}; }
 };
 
-// Joins two notes with "; ", skipping empty ones.
-inline std::string join_notes(const std::string& a, const std::string& b) {
-  return a.empty() ? b : b.empty() ? a : a + "; " + b;
-}
 
 // K provides: using params; static params from_spec(spec); static std::vector<dims4>
 // inputs(p); static dims4 output(p); static double tolerance(p); static double bytes(p),

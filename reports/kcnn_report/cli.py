@@ -15,7 +15,7 @@ DEFAULT_SUITES = os.environ.get("KCNN_SUITES_DIR") or os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "suites")
 
 
-def build_report(paths, out_dir, counters_path=None, title=None, suites_dir=DEFAULT_SUITES):
+def build_report(paths, out_dir, counters_path=None, title=None, suites_dir=DEFAULT_SUITES, embed=False):
     rows, contexts = load.load(paths)
     counters = None
     if counters_path:
@@ -26,7 +26,7 @@ def build_report(paths, out_dir, counters_path=None, title=None, suites_dir=DEFA
     tmp = tempfile.mkdtemp(prefix=".kcnn-report-", dir=parent)
     try:
         write_report(rows, contexts, ceilings, counters, tmp, title or "kcnn report",
-                     load.network_suites(suites_dir))
+                     load.network_suites(suites_dir), embed)
         if os.path.isdir(out_dir):
             shutil.rmtree(out_dir)
         os.replace(tmp, out_dir)
@@ -51,8 +51,8 @@ def load_counters(path):
     return c.groupby("key", as_index=False)["dram_bytes"].sum()
 
 
-def write_report(rows, contexts, ceilings, counters, folder, title, networks=None):
-    page = render.Page(title, folder)
+def write_report(rows, contexts, ceilings, counters, folder, title, networks=None, embed=False):
+    page = render.Page(title, folder, embed)
     cases = sections.layer_cases(rows)
     devs = sections.devices(rows)
     page.para(f"{len(rows)} rows from {rows['source'].nunique()} file(s), {rows['run_id'].nunique()} run(s), "
@@ -153,9 +153,11 @@ def main(argv=None):
     ap.add_argument("--title", help="report title")
     ap.add_argument("--suites", default=DEFAULT_SUITES,
                     help="suites folder, to tell network suites (#@ kind: network) from layer tables")
+    ap.add_argument("--embed", action="store_true",
+                    help="embed the images in index.html (one file to mail around) instead of beside it")
     a = ap.parse_args(argv)
     try:
-        out = build_report(a.results, a.output, a.counters, a.title, a.suites)
+        out = build_report(a.results, a.output, a.counters, a.title, a.suites, a.embed)
     except load.ReportError as e:
         print(f"kcnn-report: error: {e}", file=sys.stderr)
         return 2

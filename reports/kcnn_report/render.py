@@ -67,8 +67,10 @@ def html_table(df, best_col=None, fail=False):
 class Page:
     """Collects the sections once and writes them as Markdown and as HTML."""
 
-    def __init__(self, title, folder):
-        self.title, self.folder = title, folder
+    def __init__(self, title, folder, embed=False):
+        # embed: images as data URIs (one self-contained file); otherwise index.html refers to the
+        # PNGs beside it by relative name, which also opens from disk and keeps the page small.
+        self.title, self.folder, self.embed = title, folder, embed
         self.md, self.html = [f"# {title}\n"], []
 
     def heading(self, text):
@@ -92,9 +94,11 @@ class Page:
     def figures(self, figs):
         for name, caption in figs:
             self.md.append(f"![{caption}]({name})\n")
-            with open(os.path.join(self.folder, name), "rb") as f:
-                data = base64.b64encode(f.read()).decode("ascii")
-            self.html.append(f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(caption)}'>"
+            src = html.escape(name)
+            if self.embed:
+                with open(os.path.join(self.folder, name), "rb") as f:
+                    src = "data:image/png;base64," + base64.b64encode(f.read()).decode("ascii")
+            self.html.append(f"<figure><img src='{src}' alt='{html.escape(caption)}'>"
                              f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
     def write(self):

@@ -58,11 +58,12 @@ def open_in_browser(index_html):
     return result, console
 
 
-def test_report_opens_in_chromium_with_every_image_decoded(tmp_path):
+@pytest.mark.parametrize("embed", [False, True], ids=["images_beside", "images_embedded"])
+def test_report_opens_in_chromium_with_every_image_decoded(tmp_path, embed):
     a = synthetic.write(str(tmp_path / "a"), "a", synthetic.device_rows("Host CPU A", run_id="RA"), synthetic.CEILINGS_A)
     b = synthetic.write(str(tmp_path / "b"), "b", synthetic.device_rows("GPU B", 0.5, 2.0, run_id="RB"), synthetic.CEILINGS_B)
     out = tmp_path / "report"
-    assert cli.main([a, b, "-o", str(out)]) == 0
+    assert cli.main([a, b, "-o", str(out)] + (["--embed"] if embed else [])) == 0
     result, console = open_in_browser(str(out / "index.html"))
     pngs = [p for p in os.listdir(out) if p.endswith(".png")]
     assert result["images"] == len(pngs) > 5

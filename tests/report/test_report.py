@@ -214,7 +214,7 @@ def decode_png(data):
 
 def test_full_report_files(tmp_path, two_devices):
     out = tmp_path / "report"
-    r = run_cli(*two_devices, "-o", str(out), "--title", "A vs B")
+    r = run_cli(*two_devices, "-o", str(out), "--title", "A vs B", "--embed")
     assert r.returncode == 0, r.stderr
     html = (out / "index.html").read_text()
     md = (out / "report.md").read_text()
@@ -243,3 +243,14 @@ def test_report_from_a_folder_of_one_device(tmp_path):
     out = tmp_path / "rep"
     assert cli.main([str(tmp_path / "res"), "-o", str(out)]) == 0
     assert "One device only" in (out / "report.md").read_text()
+
+
+def test_default_report_refers_to_the_pngs_beside_it(tmp_path, two_devices):
+    out = tmp_path / "report"
+    assert run_cli(*two_devices, "-o", str(out)).returncode == 0
+    html = (out / "index.html").read_text()
+    pngs = sorted(p.name for p in out.iterdir() if p.suffix == ".png")
+    srcs = re.findall(r"<img src='([^']+)'", html)
+    assert sorted(srcs) == pngs            # every plot, by relative name, nothing else
+    assert "data:image" not in html
+    assert len(html) < 200_000             # small: the images stay beside it
