@@ -1,5 +1,7 @@
 // kcnn-bench as a process: --list and its filters, exit codes, results files, and the
 // harness catching deliberately wrong kernels (kcnn-bench-faults).
+#include "test_tmp.hpp"
+
 #include <kcnn/compat.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -35,7 +37,7 @@ std::string slurp(const fs::path& p) {
 proc_result run(const std::string& exe, const std::string& args) {
   // Unique per process and call: ctest runs tests in parallel processes.
   static int calls = 0;
-  const fs::path tmp = fs::temp_directory_path() /
+  const fs::path tmp = kcnn_test_tmp() /
                        ("kcnn_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(calls++));
   fs::create_directories(tmp);
   const std::string o = (tmp / "stdout").string(), e = (tmp / "stderr").string();
@@ -86,7 +88,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / name;
+  const fs::path d = kcnn_test_tmp() / name;
   fs::remove_all(d);
   return d;
 }
@@ -212,7 +214,7 @@ TEST(Cli, UnknownValuesListTheValidOnesAndExit2) {
 
 TEST(Cli, BadSuiteExits2AndWritesNothing) {
   const fs::path out = fresh_dir("kcnn_cli_bad_suite");
-  const fs::path suite = fs::temp_directory_path() / "kcnn_cli_bad.csv";
+  const fs::path suite = kcnn_test_tmp() / "kcnn_cli_bad.csv";
   std::ofstream(suite) << "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n"
                           "x,a,conv2d,1,1,8,8,1,3,3,1,1,1\nx,b,conv2d,1,1,8,8,1,3,3,0,1,1\n";
   const auto r = run(KCNN_BENCH_EXE, "--quick --suite " + suite.string() + " --out " + out.string());
@@ -379,6 +381,60 @@ TEST(Cli, EveryOpsBrokenVariantsAreCaughtAndNeverTimed) {
   EXPECT_NE(r.out.find("NaN/Inf or unwritten"), std::string::npos) << "an unwritten element is named as such: " << r.out;
 }
 
+TEST(Cli, ARaceInATeamReductionIsCaughtWhereTeamsHaveThreads) {
+  const fs::path out = fresh_dir("kcnn_cli_race");
+  const auto r = run(KCNN_FAULTS_EXE, "--quick --no-ceilings --suite smoke --op softmax --layout nchw "
+                     "--variant fused,faulty_team_race --out " + out.string());
+  const auto rows = lines(slurp(files_with(out, ".csv").at(0)));
+  const auto head = split(rows[0], ',');
+  std::map<std::string, std::vector<std::string>> status;  // variant -> statuses
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = split(rows[i], ',');
+    status[f[col(head, "variant")]].push_back(f[col(head, "status")]);
+    if (f[col(head, "variant")] == "faulty_team_race") EXPECT_EQ(f[col(head, "reps")], "0") << rows[i];
+  }
+  EXPECT_EQ(status["fused"], std::vector<std::string>(2, "ok"));  // smoke's two softmax layers
+  if (kcnn::compat::concurrency(Kokkos::DefaultExecutionSpace()) < 2) {
+    // Serial: one thread per team, no race can happen; the variant says why it does not run.
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(status["faulty_team_race"].empty());
+    EXPECT_NE(r.err.find("2 selected case(s) not applicable here"), std::string::npos) << r.err;
+    const auto list = run(KCNN_FAULTS_EXE, "--list --suite smoke --op softmax --variant faulty_team_race");
+    EXPECT_EQ(list.out, "");
+    EXPECT_NE(list.err.find("# not applicable: softmax/nchw/scratch/tiled/faulty_team_race/smoke.softmax_1000/n128: "
+                            "a race in a team needs two or more threads per team; this backend runs 1"),
+              std::string::npos) << list.err;
+  } else {
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_EQ(status["faulty_team_race"], std::vector<std::string>(2, "failed_validation"));
+  }
+}
+
+TEST(Cli, OutOfMemoryInACaseIsSkippedAndTheRunGoesOn) {
+  const fs::path out = fresh_dir("kcnn_cli_oom");
+  const auto r = run(KCNN_FAULTS_EXE, "--quick --no-ceilings --suite smoke --op relu,softmax --layout nchw "
+                     "--space global --variant naive,multi_kernel,faulty_out_of_memory --out " + out.string());
+  EXPECT_EQ(r.code, 0) << "a skipped case is not a failure: " << r.err;
+  const auto rows = lines(slurp(files_with(out, ".csv").at(0)));
+  const auto head = split(rows[0], ',');
+  int skipped = 0, ok_after_skip = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = split(rows[i], ',');
+    if (f[col(head, "variant")] == "faulty_out_of_memory") {
+      EXPECT_EQ(f[col(head, "status")], "skipped") << rows[i];
+      EXPECT_EQ(f[col(head, "reps")], "0") << rows[i];
+      EXPECT_NE(rows[i].find("out of memory: "), std::string::npos) << rows[i];
+      EXPECT_NE(rows[i].find("kcnn::fault_huge_workspace"), std::string::npos) << "Kokkos names the allocation: " << rows[i];
+      ++skipped;
+    } else {
+      EXPECT_EQ(f[col(head, "status")], "ok") << rows[i];
+      if (skipped > 0) ++ok_after_skip;
+    }
+  }
+  EXPECT_EQ(skipped, 3);  // relu and smoke's two softmax layers
+  EXPECT_GT(ok_after_skip, 0) << "the run went on after an out-of-memory case";
+}
+
 TEST(Cli, InterruptedRunKeepsItsRowsAndResumeFinishesIt) {
   const fs::path out = fresh_dir("kcnn_cli_interrupt");
   // SIGINT after 3 s of a run that takes longer: the running case finishes, the rest is skipped.
@@ -422,7 +478,7 @@ TEST(Cli, InterruptedRunKeepsItsRowsAndResumeFinishesIt) {
 
 TEST(Cli, CrashLeavesTheFinishedRowsReadable) {
   const fs::path out = fresh_dir("kcnn_cli_crash");
-  const fs::path suite = fs::temp_directory_path() / "kcnn_cli_crash.csv";
+  const fs::path suite = kcnn_test_tmp() / "kcnn_cli_crash.csv";
   std::ofstream(suite) << "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n"
                           "t,act,relu,2,4,8,8,,,,,,\nt,conv,conv2d,2,4,8,8,4,3,3,1,1,1\n";
   const auto r = run(KCNN_FAULTS_EXE, "--quick --no-ceilings --layout nchw --variant naive,faulty_abort --suite " +
@@ -448,7 +504,7 @@ TEST(Cli, CrashLeavesTheFinishedRowsReadable) {
 
 TEST(Cli, LayerLargerThanTheDeviceMemoryIsAnInputError) {
   const fs::path out = fresh_dir("kcnn_cli_footprint");
-  const fs::path suite = fs::temp_directory_path() / "kcnn_cli_footprint.csv";
+  const fs::path suite = kcnn_test_tmp() / "kcnn_cli_footprint.csv";
   std::ofstream(suite) << "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n"
                           "t,ok,relu,1,4,8,8,,,,,,\nt,huge,relu,1000000,1024,224,224,,,,,,\n";
   const auto r = run(KCNN_BENCH_EXE, "--quick --no-ceilings --suite " + suite.string() + " --out " + out.string());

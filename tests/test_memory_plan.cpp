@@ -2,6 +2,8 @@
 // against hand-computed values, and the figures of science.md section 4 for VGG-16 and AlexNet.
 #include "memory_plan.hpp"
 
+#include "test_tmp.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,7 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 suite load_net(const std::string& name, const std::string& rows) {
-  const fs::path dir = fs::temp_directory_path() / "kcnn_plan_tests";
+  const fs::path dir = kcnn_test_tmp() / "kcnn_plan_tests";
   fs::create_directories(dir);
   const fs::path p = dir / (name + ".csv");
   std::ofstream(p) << "#@ kind: network\n#@ source: test\n#@ rounding: floor\n"

@@ -2,6 +2,8 @@
 #include "results.hpp"
 #include "stats.hpp"
 
+#include "test_tmp.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -50,7 +52,7 @@ TEST(Results, ContainsTheDesignContractColumns) {
 }
 
 TEST(Results, WrittenToPartialThenRenamedAtomically) {
-  const fs::path out = fs::temp_directory_path() / "kcnn_results_test";
+  const fs::path out = kcnn_test_tmp() / "kcnn_results_test";
   fs::remove_all(out);
   run_context ctx;
   ctx.run_id = "20260101T000000Z-abcdef01";
@@ -110,6 +112,8 @@ TEST(Results, CsvEscaping) {
   EXPECT_EQ(csv_escape("plain"), "plain");
   EXPECT_EQ(csv_escape("a,b"), "\"a,b\"");
   EXPECT_EQ(csv_escape("say \"hi\""), "\"say \"\"hi\"\"\"");
+  // A multi-line message (Kokkos' allocation errors) stays on its row's line.
+  EXPECT_EQ(csv_escape("failed:\n  Allocation of size 1 G failed,\r\nlikely"), "\"failed:   Allocation of size 1 G failed,  likely\"");
   EXPECT_EQ(json_escape("a\"b\\c\n"), "a\\\"b\\\\c\\n");
 }
 

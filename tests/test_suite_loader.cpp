@@ -2,6 +2,8 @@
 // field named.
 #include "suite.hpp"
 
+#include "test_tmp.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,7 +18,7 @@ namespace {
 const std::string header = "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n";
 
 std::string write_suite(const std::string& name, const std::string& body) {
-  const fs::path dir = fs::temp_directory_path() / "kcnn_loader_tests";
+  const fs::path dir = kcnn_test_tmp() / "kcnn_loader_tests";
   fs::create_directories(dir);
   const fs::path p = dir / (name + ".csv");
   std::ofstream(p) << body;
@@ -118,10 +120,30 @@ TEST(SuiteLoader, RejectsMalformedRowsNamingFileLineAndField) {
   }
 }
 
-TEST(SuiteLoader, TooFewFieldsIsAnErrorWithTheLine) {
-  const std::string e = error_of("short", header + "x,a,conv2d,1,1,4,4\n");
-  EXPECT_NE(e.find("short.csv"), std::string::npos) << e;
-  EXPECT_NE(e.find("2"), std::string::npos) << e;
+TEST(SuiteLoader, RowsOfTheWrongWidthNameTheFirstMissingColumn) {
+  EXPECT_NE(error_of("short", header + "x,a,conv2d,1,1,4,4\n")
+                .find("short.csv:2: field 'k': missing value: the row has 7 fields, the header names 13"),
+            std::string::npos);
+  // A comma inside double quotes does not split a field.
+  EXPECT_NE(error_of("short_quoted", header + "x,a,conv2d,1,1,4,4,1,1,1,1,\"0,1\"\n")
+                .find("short_quoted.csv:2: field 'groups': missing value: the row has 12 fields"),
+            std::string::npos);
+  EXPECT_NE(error_of("long", header + "x,a,conv2d,1,1,4,4,1,1,1,1,0,1\nx,b,conv2d,1,1,4,4,1,1,1,1,0,1,9\n")
+                .find("long.csv:3: field 'row': the row has 14 fields, the header names 13"),
+            std::string::npos);
+  EXPECT_NE(error_of("unclosed", header + "x,a,conv2d,1,1,4,4,1,1,1,1,0,\"1\n")
+                .find("unclosed.csv:2: field 'row': a double-quoted value is not closed"),
+            std::string::npos);
+}
+
+TEST(SuiteLoader, ParsesTextAsTheFileWouldBe) {
+  const suite su = parse_suite("in_memory.csv", header + "x,a,conv2d,2,3,8,8,4,3,3,1,1,1\n");
+  ASSERT_EQ(su.layers.size(), 1u);
+  EXPECT_EQ(su.name, "in_memory");
+  EXPECT_EQ(su.layers[0].line, 2);
+  EXPECT_EQ(su.layers[0].out, (kcnn::dims4{2, 4, 8, 8}));
+  EXPECT_THROW(parse_suite("empty.csv", ""), suite_error);
+  EXPECT_THROW(parse_suite("nul.csv", std::string("net\0work,layer\n", 15)), suite_error);
 }
 
 TEST(SuiteLoader, ResolvesNamesAndRejectsUnknownOnes) {

@@ -23,10 +23,15 @@ const std::vector<std::string>& result_columns() {
   return cols;
 }
 
+// One row per line, always (grep, --resume and line-based readers rely on it): a line break
+// inside a value (a library's multi-line error message) becomes a space.
 std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string one_line = s;
+  for (char& ch : one_line)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  if (one_line.find_first_of(",\"") == std::string::npos) return one_line;
   std::string o = "\"";
-  for (char ch : s) {
+  for (char ch : one_line) {
     if (ch == '"') o += '"';
     o += ch;
   }

@@ -71,14 +71,36 @@ std::vector<std::string> split_header(const std::string& line) {
   return cols;
 }
 
+// Fields on line `line` (1-based) of `text`, counted as the CSV reader splits them (commas
+// outside double quotes), to name the column a short row is missing.
+std::size_t fields_on_line(const std::string& text, int line) {
+  std::istringstream ss(text);
+  std::string l;
+  for (int i = 0; i < line && std::getline(ss, l); ++i) {}
+  std::size_t fields = 1;
+  bool quoted = false;
+  for (const char ch : l) {
+    if (ch == '"') quoted = !quoted;
+    else if (ch == ',' && !quoted) ++fields;
+  }
+  return fields;
+}
+
 }  // namespace
 
 suite load_suite(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw suite_error(path + ": cannot open suite file");
+  std::ostringstream text;
+  text << f.rdbuf();
+  return parse_suite(path, text.str());
+}
+
+suite parse_suite(const std::string& path, const std::string& text) {
   suite su;
   su.path = path;
   su.name = fs::path(path).stem().string();
-  std::ifstream probe(path);
-  if (!probe) throw suite_error(path + ": cannot open suite file");
+  std::istringstream probe(text);
 
   // The header is checked by hand first so that unknown or missing columns are named;
   // fast-cpp-csv-parser would silently ignore a misspelt optional column.
@@ -135,7 +157,7 @@ suite load_suite(const std::string& path) {
                     io::throw_on_overflow, io::single_and_empty_line_comment<'#'>>;
   std::set<std::string> names;
   try {
-    reader_t in(path);
+    reader_t in(path, text.data(), text.data() + text.size());
     in.read_header(io::ignore_missing_column, "network", "layer", "op", "n", "c", "h", "w", "k",
                    "r", "s", "stride", "pad", "groups", "repeat", "rounding", "input", "params",
                    "note");
@@ -205,9 +227,21 @@ suite load_suite(const std::string& path) {
         fail(path, line, "layer", "duplicate layer name '" + sp.layer + "' in network '" + sp.network + "'");
       su.layers.push_back(std::move(sp));
     }
+  } catch (const io::error::too_few_columns& e) {
+    const std::size_t got = fields_on_line(text, e.file_line);
+    fail(path, e.file_line, got < cols.size() ? cols[got] : "row",
+         "missing value: the row has " + std::to_string(got) + " fields, the header names " +
+             std::to_string(cols.size()));
+  } catch (const io::error::too_many_columns& e) {
+    fail(path, e.file_line, "row", "the row has " + std::to_string(fields_on_line(text, e.file_line)) +
+                                       " fields, the header names " + std::to_string(cols.size()));
+  } catch (const io::error::escaped_string_not_closed& e) {
+    fail(path, e.file_line, "row", "a double-quoted value is not closed");
   } catch (const io::error::base& e) {
-    // fast-cpp-csv-parser's own errors already carry file and line.
-    throw suite_error(std::string(e.what()));
+    // The reader's other errors (over-long line, a header it reads differently) in its words.
+    const auto* fl = dynamic_cast<const io::error::with_file_line*>(&e);
+    throw suite_error(fl && fl->file_line > 0 ? where(path, fl->file_line) + ": " + e.what()
+                                              : path + ": " + e.what());
   }
   if (su.layers.empty()) throw suite_error(path + ": no layers");
   if (su.kind == suite_kind::network) {

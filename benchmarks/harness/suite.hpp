@@ -37,6 +37,9 @@ void check_chain(const suite& su);
 // rule. Throws suite_error on the first problem.
 suite load_suite(const std::string& path);
 
+// The same from a suite file's text; `path` names it in messages (the fuzzer's entry point).
+suite parse_suite(const std::string& path, const std::string& text);
+
 // Resolves a suite name ("smoke") or path to a file: a path that exists is used as is;
 // a name is looked up as <dir>/<name>.csv in $KCNN_SUITES_DIR, ./suites, the source tree's
 // suites/ and the installed share/kcnn/suites.

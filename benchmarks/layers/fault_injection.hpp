@@ -3,7 +3,8 @@
 // one defect applied to its output, as the bugs a kernel really has would leave it. The broken
 // variants are handed to registry::add_fault_registration, so only kcnn-bench-faults (the test
 // build, which calls enable_faults) ever registers them; kcnn-bench never lists them.
-// (A race in a team reduction needs a parallel backend; on Serial it cannot happen.)
+// (The race in a team reduction is softmax's faulty_team_race, in softmax.cpp: it needs a
+// backend whose teams have two or more threads.)
 #include "tensor_case.hpp"
 
 #include <limits>
@@ -68,14 +69,28 @@ struct broken : K {
   }
 };
 
+// K with a workspace no device has (1 PiB) allocated in its untimed preparation: the harness
+// must record the case `skipped` (out of memory) and go on with the next.
+template <class K>
+struct workspace_out_of_memory : K {
+  Kokkos::View<char*, typename Kokkos::DefaultExecutionSpace::memory_space> huge;
+  template <class Exec, class P, class Vecs>
+  void prepare(const Exec& e, const P& p, const Vecs& v) {
+    K::prepare(e, p, v);
+    huge = decltype(huge)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::fault_huge_workspace"),
+                          std::size_t(1) << 50);
+  }
+};
+
 // The three broken versions of descriptor K, one per layout, as variants faulty_off_by_one
-// (nchw), faulty_wrong_channel (nhwc) and faulty_unwritten (chwn).
+// (nchw), faulty_wrong_channel (nhwc) and faulty_unwritten (chwn), and faulty_out_of_memory (nchw).
 template <class K>
 void register_faults(registry& r, const std::string& op, double tolerance) {
   r.add_fault_registration([op, tolerance](registry& rr) {
     register_layer<broken<K, off_by_one>, layout::nchw>(rr, op, "global", "coalesced", "faulty_off_by_one", "", tolerance);
     register_layer<broken<K, wrong_channel>, layout::nhwc>(rr, op, "global", "coalesced", "faulty_wrong_channel", "", tolerance);
     register_layer<broken<K, unwritten>, layout::chwn>(rr, op, "global", "coalesced", "faulty_unwritten", "", tolerance);
+    register_layer<workspace_out_of_memory<K>, layout::nchw>(rr, op, "global", "coalesced", "faulty_out_of_memory", "", tolerance);
   });
 }
 

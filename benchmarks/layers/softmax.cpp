@@ -77,7 +77,62 @@ struct softmax_native_cuda : softmax_kernel<variant::softmax_fused> {
 };
 #endif
 
+// Fault injection (kcnn-bench-faults only): the fused softmax with a race in its team
+// reduction. Every team member stores its partial sum of exponentials into one scratch word
+// instead of reducing them (no reduction, no atomic), so the row is divided by whichever
+// member's partial landed last. It needs teams of two or more threads: not on Serial.
+template <class Exec, class In, class Out>
+struct softmax_team_race_functor {
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using scratch = Kokkos::View<float*, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  In in;
+  Out out;
+  dims4 rows;
+  KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
+    int n, z, h, w;
+    Out::layout_tag::storage_coords(std::size_t(m.league_rank()), rows, n, z, h, w);
+    const int C = out.dims().c;
+    float mx = 0.0f;
+    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(m, C),
+                            [&](const int c, float& lm) { lm = compat::fmax(lm, float(in(n, c, h, w))); },
+                            Kokkos::Max<float>(mx));
+    scratch sum(m.team_scratch(0), 1);
+    float partial = 0.0f;
+    for (int c = m.team_rank(); c < C; c += m.team_size()) partial += compat::exp(float(in(n, c, h, w)) - mx);
+    sum(0) = partial;  // the race
+    m.team_barrier();
+    const float inv = 1.0f / sum(0);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, C),
+                         [&](const int c) { out(n, c, h, w) = compat::exp(float(in(n, c, h, w)) - mx) * inv; });
+  }
+};
+
+struct softmax_team_race : softmax_kernel<variant::softmax_fused> {
+  using exec = Kokkos::DefaultExecutionSpace;
+  using tensor = tensor4<float, layout::nchw, exec::memory_space>;
+  using functor = softmax_team_race_functor<exec, tensor, tensor>;
+  // The largest team the backend runs this functor with, capped at a warp.
+  static int team_size() {
+    return std::min(32, Kokkos::TeamPolicy<exec>(1, Kokkos::AUTO).team_size_max(functor{}, Kokkos::ParallelForTag()));
+  }
+  template <class Layout>
+  static std::string unsupported(const softmax_params&) {
+    if (team_size() >= 2) return {};
+    return "a race in a team needs two or more threads per team; this backend runs " + std::to_string(team_size());
+  }
+  template <class Exec, class Ins, class Vecs, class Out>
+  void run(const Exec& e, const Ins& ins, const Vecs&, const Out& out, const softmax_params& p) const {
+    const functor f{ins[0], out, p.rows()};
+    Kokkos::TeamPolicy<Exec> policy(e, int(p.rows().size()), team_size());
+    policy.set_scratch_size(0, Kokkos::PerTeam(functor::scratch::shmem_size(1)));
+    Kokkos::parallel_for("kcnn::fault_softmax_team_race", policy, f);
+  }
+};
+
 const registrar reg([](registry& r) {
+  r.add_fault_registration([](registry& rr) {
+    register_layer<softmax_team_race, layout::nchw>(rr, "softmax", "scratch", "tiled", "faulty_team_race", "", 1e-5);
+  });
   r.add_op({"softmax", check_positive_nchw, [](const layer_spec& s) { return dims4{s.n, s.c, s.h, s.w}; }, {}, true});
   register_layer_all_layouts<softmax_kernel<variant::softmax_multi_kernel>>(r, "softmax", "global", "coalesced", "multi_kernel", "", 1e-5);
   fault::register_faults<softmax_kernel<variant::softmax_fused>>(r, "softmax", 1e-5);
