@@ -108,10 +108,26 @@ TEST(SuiteLoader, RejectsMalformedRowsNamingFileLineAndField) {
       {"bad_name", header + "x,a b,conv2d,1,1,4,4,1,1,1,1,0,1\n", "bad_name.csv:2: field 'layer'"},
       {"no_layers", header, "no_layers.csv: no layers"},
       {"bad_param", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,repeat,rounding,params\nx,a,lrn,1,8,4,4,,,,,,,1,,size=abc\n",
-       "bad_param.csv:2: field 'params': 'size' is not a number: 'abc'"},
+       "bad_param.csv:2: field 'params': 'size' is not an integer: 'abc'"},
       {"fractional", header + "x,a,conv2d,1,1.5,4,4,1,1,1,1,0,1\n", "fractional.csv:2: field 'c': expected an integer, got '1.5'"},
       {"overflow", header + "x,a,conv2d,1,99999999999,4,4,1,1,1,1,0,1\n", "overflow.csv:2: field 'c': expected an integer"},
       {"negative_pad", header + "x,a,conv2d,1,1,4,4,1,1,1,1,-1,1\n", "negative_pad.csv:2: field 'pad': must be >= 0, got -1"},
+      // Found by the fuzzer: zero groups on an op that has none loaded.
+      {"pool_groups0", header + "x,a,pool_max,1,1,4,4,,2,2,2,0,0\n", "pool_groups0.csv:2: field 'groups': must be > 0, got 0"},
+      {"relu_stride0", header + "x,a,relu,1,1,4,4,,,,0,,\n", "relu_stride0.csv:2: field 'stride': must be > 0, got 0"},
+      // Values whose arithmetic would overflow an int, and non-integer integer parameters.
+      {"huge_pad", header + "x,a,conv2d,1,1,4,4,1,3,3,1,2000000000,1\n",
+       "huge_pad.csv:2: field 'pad': the padded input (4 + 2 x 2000000000) plus a stride exceeds 2^31 - 1"},
+      {"huge_pool", header + "x,a,pool_max,1,1,1073741824,1073741824,,1073741824,1073741824,1,1073741823,\n",
+       "huge_pool.csv:2: field 'pad': the padded input (1073741824 + 2 x 1073741823) plus a stride exceeds 2^31 - 1"},
+      {"lrn_size_fraction", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,lrn,1,8,4,4,,,,,,,size=3.5\n",
+       "lrn_size_fraction.csv:2: field 'params': 'size' is not an integer: '3.5'"},
+      {"lrn_size_huge", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,lrn,1,8,4,4,,,,,,,size=1e300\n",
+       "lrn_size_huge.csv:2: field 'params': 'size' is not an integer: '1e300'"},
+      {"concat_overflow", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,concat,1,8,4,4,,,,,,,parts=2147483647+2147483647\n",
+       "concat_overflow.csv:2: field 'params': parts: channels add up to 4294967294, not c = 8"},
+      {"concat_junk", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,concat,1,8,4,4,,,,,,,parts=4x+4\n",
+       "concat_junk.csv:2: field 'params': parts: expected positive channel counts joined by '+', got '4x+4'"},
       {"pool_window", header + "x,a,pool_max,1,1,4,4,,7,7,1,0,\n", "pool_window.csv:2: field 'r': window height 7 exceeds padded input height 4"},
   };
   for (const auto& c : cases) {
@@ -143,7 +159,13 @@ TEST(SuiteLoader, ParsesTextAsTheFileWouldBe) {
   EXPECT_EQ(su.layers[0].line, 2);
   EXPECT_EQ(su.layers[0].out, (kcnn::dims4{2, 4, 8, 8}));
   EXPECT_THROW(parse_suite("empty.csv", ""), suite_error);
-  EXPECT_THROW(parse_suite("nul.csv", std::string("net\0work,layer\n", 15)), suite_error);
+  // A binary file's bytes are shown escaped in the message.
+  try {
+    parse_suite("nul.csv", std::string("net\0work,lay\xff" "er\n", 16));
+    ADD_FAILURE() << "a binary header loaded";
+  } catch (const suite_error& e) {
+    EXPECT_EQ(std::string(e.what()), "nul.csv:1: field 'net\\x00work': unknown column");
+  }
 }
 
 TEST(SuiteLoader, ResolvesNamesAndRejectsUnknownOnes) {

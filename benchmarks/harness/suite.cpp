@@ -29,9 +29,24 @@ std::string where(const std::string& file, int line) {
   return file + ":" + std::to_string(line);
 }
 
+// Bytes a terminal would not show as themselves (a binary file's) are written \xNN.
+std::string printable(const std::string& s) {
+  std::string o;
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u >= 0x20 && u < 0x7f) {
+      o += ch;
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      o += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+    }
+  }
+  return o;
+}
+
 [[noreturn]] void fail(const std::string& file, int line, const std::string& field,
                        const std::string& msg) {
-  throw suite_error(where(file, line) + ": field '" + field + "': " + msg);
+  throw suite_error(where(file, line) + ": field '" + printable(field) + "': " + printable(msg));
 }
 
 std::string trim(const std::string& s) {
@@ -197,6 +212,9 @@ suite parse_suite(const std::string& path, const std::string& text) {
       sp.stride = parse_int(stride, path, line, "stride", true, 1);
       sp.pad = parse_int(pad, path, line, "pad", true, 0);
       sp.groups = parse_int(groups, path, line, "groups", true, 1);
+      // Zero is no stride and no group count for any op, also one that does not use them.
+      if (sp.stride < 1) fail(path, line, "stride", "must be > 0, got " + std::to_string(sp.stride));
+      if (sp.groups < 1) fail(path, line, "groups", "must be > 0, got " + std::to_string(sp.groups));
       sp.repeat = parse_int(repeat, path, line, "repeat", true, 1);
       if (sp.repeat < 1) fail(path, line, "repeat", "must be >= 1");
       sp.rounding = trim(rounding);

@@ -6,6 +6,7 @@
 #include <kcnn/eltwise.hpp>
 #include <kcnn/reference/layers.hpp>
 
+#include <charconv>
 #include <sstream>
 
 namespace {
@@ -26,11 +27,14 @@ std::vector<int> parse_parts(const layer_spec& s, std::string& error) {
   }
   std::stringstream ss(it->second);
   std::string item;
-  int total = 0;
+  long long total = 0;  // eight parts of up to 2^31 - 1 each do not fit in an int
   while (std::getline(ss, item, '+')) {
     int v = 0;
-    try { v = std::stoi(item); } catch (const std::exception&) { v = 0; }
-    if (v <= 0) { error = "parts: expected positive channel counts joined by '+', got '" + it->second + "'"; return {}; }
+    const auto res = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (res.ec != std::errc() || res.ptr != item.data() + item.size() || v <= 0) {
+      error = "parts: expected positive channel counts joined by '+', got '" + it->second + "'";
+      return {};
+    }
     parts.push_back(v);
     total += v;
   }

@@ -14,7 +14,7 @@ using namespace kcnn::bench;
 lrn_params lrn_from_spec(const layer_spec& s) {
   lrn_params p;
   p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
-  p.size = int(param_or(s, "size", 5));
+  p.size = int_param_or(s, "size", 5);
   p.alpha = float(param_or(s, "alpha", 1e-4));
   p.beta = float(param_or(s, "beta", 0.75));
   p.k = float(param_or(s, "k", 1.0));

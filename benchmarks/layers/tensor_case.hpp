@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <charconv>
 #include <memory>
 #include <string>
 #include <vector>
@@ -245,6 +246,18 @@ inline double param_or(const layer_spec& s, const std::string& key, double fallb
   } catch (const std::exception&) {
   }
   throw std::invalid_argument("params: '" + key + "' is not a number: '" + it->second + "'");
+}
+
+// Reads an optional integer op parameter: digits only (3.5, 1e300 or 7x are refused), within int.
+inline int int_param_or(const layer_spec& s, const std::string& key, int fallback) {
+  const auto it = s.params.find(key);
+  if (it == s.params.end()) return fallback;
+  const std::string& t = it->second;
+  int v = 0;
+  const auto res = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (res.ec != std::errc() || res.ptr != t.data() + t.size())
+    throw std::invalid_argument("params: '" + key + "' is not an integer: '" + t + "'");
+  return v;
 }
 
 // A shape rule for ops whose output has the input's shape.

@@ -31,6 +31,7 @@ struct conv2d_params {
     for (const auto& f : positive)
       if (f.v <= 0) return std::string(f.name) + ": must be > 0, got " + std::to_string(f.v);
     if (pad < 0) return "pad: must be >= 0, got " + std::to_string(pad);
+    if (const std::string e = padded_extent_error(h, w, pad, stride); !e.empty()) return e;
     if (c % groups != 0) return "groups: " + std::to_string(groups) + " does not divide c = " + std::to_string(c);
     if (k % groups != 0) return "groups: " + std::to_string(groups) + " does not divide k = " + std::to_string(k);
     if (r > h + 2 * pad) return "r: filter height " + std::to_string(r) + " exceeds padded input height " + std::to_string(h + 2 * pad);

@@ -19,6 +19,17 @@
 
 namespace kcnn {
 
+// Window arithmetic (output sizes, window starts) is done in int: a padded extent plus one
+// stride must fit in it. Empty when it does, else the message naming the field (pad).
+inline std::string padded_extent_error(int h, int w, int pad, int stride) {
+  const long long limit = 2147483647LL;
+  for (const long long extent : {(long long)h, (long long)w})
+    if (extent + 2LL * pad + stride > limit)
+      return "pad: the padded input (" + std::to_string(extent) + " + 2 x " + std::to_string(pad) +
+             ") plus a stride exceeds 2^31 - 1";
+  return {};
+}
+
 // Logical extents of a 4-D tensor.
 struct dims4 {
   int n = 0, c = 0, h = 0, w = 0;

@@ -45,6 +45,7 @@ struct pool_params {
       if (f.v <= 0) return std::string(f.name) + ": must be > 0, got " + std::to_string(f.v);
     if (pad < 0) return "pad: must be >= 0, got " + std::to_string(pad);
     if (pad >= r || pad >= s) return "pad: must be smaller than the window, got " + std::to_string(pad);
+    if (const std::string e = padded_extent_error(h, w, pad, stride); !e.empty()) return e;
     if (r > h + 2 * pad) return "r: window height " + std::to_string(r) + " exceeds padded input height " + std::to_string(h + 2 * pad);
     if (s > w + 2 * pad) return "s: window width " + std::to_string(s) + " exceeds padded input width " + std::to_string(w + 2 * pad);
     if (p() <= 0 || q() <= 0) return "r: output size must be > 0";
