@@ -158,12 +158,13 @@ class run_state {
     std::cerr << o.str() << std::endl;
   }
 
-  // Kokkos 4 reports a failed allocation as a std::bad_alloc; Kokkos 3.x wraps it into a
-  // std::runtime_error ("Kokkos failed to allocate memory for label ...").
+  // Kokkos reports a failed allocation as a std::bad_alloc or, depending on the version, a
+  // std::runtime_error: "Kokkos failed to allocate memory for label ..." (3.x), "Kokkos ERROR:
+  // Host memory space failed to allocate 1024 TiB (label=...)" (4.6).
   static bool out_of_memory(const std::exception& e) {
     if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
     const std::string m = e.what();
-    return m.find("failed to allocate memory") != std::string::npos ||
+    return m.find("failed to allocate") != std::string::npos ||
            m.find("cudaErrorMemoryAllocation") != std::string::npos;
   }
 

@@ -111,9 +111,13 @@ struct softmax_team_race : softmax_kernel<variant::softmax_fused> {
   using exec = Kokkos::DefaultExecutionSpace;
   using tensor = tensor4<float, layout::nchw, exec::memory_space>;
   using functor = softmax_team_race_functor<exec, tensor, tensor>;
-  // The largest team the backend runs this functor with, capped at a warp.
+  // An empty team functor: what the backend allows a team of this size needs nothing else.
+  struct team_probe {
+    KOKKOS_INLINE_FUNCTION void operator()(const typename functor::member&) const {}
+  };
+  // The largest team the backend runs, capped at a warp.
   static int team_size() {
-    return std::min(32, Kokkos::TeamPolicy<exec>(1, Kokkos::AUTO).team_size_max(functor{}, Kokkos::ParallelForTag()));
+    return std::min(32, Kokkos::TeamPolicy<exec>(1, Kokkos::AUTO).team_size_max(team_probe{}, Kokkos::ParallelForTag()));
   }
   template <class Layout>
   static std::string unsupported(const softmax_params&) {
