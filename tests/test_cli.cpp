@@ -87,6 +87,13 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return v;
 }
 
+// A suite file `name`.csv in the test's scratch folder with the standard header and `rows`.
+fs::path write_suite(const std::string& name, const std::string& rows) {
+  const fs::path p = kcnn_test_tmp() / (name + ".csv");
+  std::ofstream(p) << "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n" << rows;
+  return p;
+}
+
 fs::path fresh_dir(const std::string& name) {
   const fs::path d = kcnn_test_tmp() / name;
   fs::remove_all(d);
@@ -214,9 +221,8 @@ TEST(Cli, UnknownValuesListTheValidOnesAndExit2) {
 
 TEST(Cli, BadSuiteExits2AndWritesNothing) {
   const fs::path out = fresh_dir("kcnn_cli_bad_suite");
-  const fs::path suite = kcnn_test_tmp() / "kcnn_cli_bad.csv";
-  std::ofstream(suite) << "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n"
-                          "x,a,conv2d,1,1,8,8,1,3,3,1,1,1\nx,b,conv2d,1,1,8,8,1,3,3,0,1,1\n";
+  const fs::path suite =
+      write_suite("kcnn_cli_bad", "x,a,conv2d,1,1,8,8,1,3,3,1,1,1\nx,b,conv2d,1,1,8,8,1,3,3,0,1,1\n");
   const auto r = run(KCNN_BENCH_EXE, "--quick --suite " + suite.string() + " --out " + out.string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("kcnn_cli_bad.csv:3: field 'stride'"), std::string::npos) << r.err;
@@ -478,9 +484,7 @@ TEST(Cli, InterruptedRunKeepsItsRowsAndResumeFinishesIt) {
 
 TEST(Cli, CrashLeavesTheFinishedRowsReadable) {
   const fs::path out = fresh_dir("kcnn_cli_crash");
-  const fs::path suite = kcnn_test_tmp() / "kcnn_cli_crash.csv";
-  std::ofstream(suite) << "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n"
-                          "t,act,relu,2,4,8,8,,,,,,\nt,conv,conv2d,2,4,8,8,4,3,3,1,1,1\n";
+  const fs::path suite = write_suite("kcnn_cli_crash", "t,act,relu,2,4,8,8,,,,,,\nt,conv,conv2d,2,4,8,8,4,3,3,1,1,1\n");
   const auto r = run(KCNN_FAULTS_EXE, "--quick --no-ceilings --layout nchw --variant naive,faulty_abort --suite " +
                      suite.string() + " --out " + out.string());
   EXPECT_EQ(r.code, 128 + 6) << "killed by SIGABRT: " << r.err;
@@ -504,9 +508,7 @@ TEST(Cli, CrashLeavesTheFinishedRowsReadable) {
 
 TEST(Cli, LayerLargerThanTheDeviceMemoryIsAnInputError) {
   const fs::path out = fresh_dir("kcnn_cli_footprint");
-  const fs::path suite = kcnn_test_tmp() / "kcnn_cli_footprint.csv";
-  std::ofstream(suite) << "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups\n"
-                          "t,ok,relu,1,4,8,8,,,,,,\nt,huge,relu,1000000,1024,224,224,,,,,,\n";
+  const fs::path suite = write_suite("kcnn_cli_footprint", "t,ok,relu,1,4,8,8,,,,,,\nt,huge,relu,1000000,1024,224,224,,,,,,\n");
   const auto r = run(KCNN_BENCH_EXE, "--quick --no-ceilings --suite " + suite.string() + " --out " + out.string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("kcnn_cli_footprint.csv:3: field 'n': layer 'huge' needs"), std::string::npos) << r.err;

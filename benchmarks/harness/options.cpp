@@ -3,7 +3,6 @@
 #include "registry.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <sstream>
 
@@ -37,8 +36,7 @@ void check_values(const std::string& flag, const std::vector<std::string>& given
 template <class T>
 T parse_number(const std::string& flag, const std::string& v, T lo) {
   T x{};
-  const auto r = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (r.ec != std::errc() || r.ptr != v.data() + v.size() || x < lo)
+  if (!parse_int_exact(v, x) || x < lo)
     throw usage_error(flag + ": expected a number >= " + std::to_string(lo) + ", got '" + v + "'");
   return x;
 }

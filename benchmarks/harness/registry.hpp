@@ -5,6 +5,7 @@
 #include <kcnn/layout.hpp>
 #include <kcnn/validate.hpp>
 
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -26,6 +27,14 @@ struct layer_spec {
   int line = 0;
   dims4 out{};                               // output shape, computed by the op's shape rule
 };
+
+// Parses the whole of `text` as a decimal integer: false for a fraction, an exponent, trailing
+// characters or a value beyond T (suite columns, integer op parameters, command-line counts).
+template <class T>
+bool parse_int_exact(const std::string& text, T& v) {
+  const auto res = std::from_chars(text.data(), text.data() + text.size(), v);
+  return res.ec == std::errc() && res.ptr == text.data() + text.size();
+}
 
 // Joins two parts of a row's note with "; ", skipping empty ones.
 inline std::string join_notes(const std::string& a, const std::string& b) {

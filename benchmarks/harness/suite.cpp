@@ -3,7 +3,6 @@
 #include <csv.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,9 +64,7 @@ int parse_int(const std::string& text, const std::string& file, int line,
     fail(file, line, field, "missing value");
   }
   int v = 0;
-  const auto res = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (res.ec != std::errc() || res.ptr != t.data() + t.size())
-    fail(file, line, field, "expected an integer, got '" + t + "'");
+  if (!parse_int_exact(t, v)) fail(file, line, field, "expected an integer, got '" + t + "'");
   if (v < 0) fail(file, line, field, "must be >= 0, got " + t);
   return v;
 }

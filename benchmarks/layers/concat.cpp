@@ -6,7 +6,6 @@
 #include <kcnn/eltwise.hpp>
 #include <kcnn/reference/layers.hpp>
 
-#include <charconv>
 #include <sstream>
 
 namespace {
@@ -30,8 +29,7 @@ std::vector<int> parse_parts(const layer_spec& s, std::string& error) {
   long long total = 0;  // eight parts of up to 2^31 - 1 each do not fit in an int
   while (std::getline(ss, item, '+')) {
     int v = 0;
-    const auto res = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (res.ec != std::errc() || res.ptr != item.data() + item.size() || v <= 0) {
+    if (!parse_int_exact(item, v) || v <= 0) {
       error = "parts: expected positive channel counts joined by '+', got '" + it->second + "'";
       return {};
     }

@@ -12,7 +12,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <charconv>
 #include <memory>
 #include <string>
 #include <vector>
@@ -252,11 +251,9 @@ inline double param_or(const layer_spec& s, const std::string& key, double fallb
 inline int int_param_or(const layer_spec& s, const std::string& key, int fallback) {
   const auto it = s.params.find(key);
   if (it == s.params.end()) return fallback;
-  const std::string& t = it->second;
   int v = 0;
-  const auto res = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (res.ec != std::errc() || res.ptr != t.data() + t.size())
-    throw std::invalid_argument("params: '" + key + "' is not an integer: '" + t + "'");
+  if (!parse_int_exact(it->second, v))
+    throw std::invalid_argument("params: '" + key + "' is not an integer: '" + it->second + "'");
   return v;
 }
 
