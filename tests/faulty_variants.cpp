@@ -2,7 +2,7 @@
 // build (kcnn-bench-faults; the other ops' broken variants come from fault_injection.hpp). The
 // harness must report each wrong one as failed_validation, never time it, and exit 1; an abort
 // must leave the rows finished before it readable.
-#include "../benchmarks/layers/conv2d_case.hpp"
+#include "../benchmarks/ops/conv2d/conv_descriptor.hpp"
 
 #include <kcnn/conv2d/direct_global.hpp>
 
@@ -23,20 +23,32 @@ struct halo_off_by_one {
   }
 };
 
-struct launch_halo_off_by_one : kcnn::bench::conv_launch_base {
-  template <class Exec, class In, class Wt, class Bias, class Out>
-  void operator()(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-                  const kcnn::conv2d_params& p) const {
+using kcnn::bench::conv_descriptor;
+
+struct launch_halo_off_by_one : conv_descriptor<launch_halo_off_by_one, false> {
+  template <class Exec, class Ops, class Out>
+  void run(const Exec& exec, const Ops& o, const Out& out, const kcnn::conv2d_params& p) const {
+    using In = std::decay_t<decltype(o.ins[0])>;
+    using Wt = std::decay_t<decltype(o.weights[0])>;
+    using Bias = std::decay_t<decltype(o.vecs[0])>;
+    const auto& in = o.ins[0];
+    const auto& wt = o.weights[0];
+    const auto& bias = o.vecs[0];
     Kokkos::parallel_for("faulty_halo", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
                          halo_off_by_one<In, Wt, Bias, Out>{in, wt, bias, out, p});
   }
 };
 
 // Leaves the last stored output element unwritten (it stays NaN-poisoned).
-struct launch_unwritten : kcnn::bench::conv_launch_base {
-  template <class Exec, class In, class Wt, class Bias, class Out>
-  void operator()(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-                  const kcnn::conv2d_params& p) const {
+struct launch_unwritten : conv_descriptor<launch_unwritten, false> {
+  template <class Exec, class Ops, class Out>
+  void run(const Exec& exec, const Ops& o, const Out& out, const kcnn::conv2d_params& p) const {
+    using In = std::decay_t<decltype(o.ins[0])>;
+    using Wt = std::decay_t<decltype(o.weights[0])>;
+    using Bias = std::decay_t<decltype(o.vecs[0])>;
+    const auto& in = o.ins[0];
+    const auto& wt = o.weights[0];
+    const auto& bias = o.vecs[0];
     kcnn::detail::conv2d_direct_functor<kcnn::detail::mapping::coalesced, In, Wt, Bias, Out> f{
         in, wt, bias, out, p};
     Kokkos::parallel_for("faulty_unwritten", Kokkos::RangePolicy<Exec>(exec, 0, out.size() - 1), f);
@@ -44,10 +56,15 @@ struct launch_unwritten : kcnn::bench::conv_launch_base {
 };
 
 // A missing input channel in the reduction of a fully connected layer.
-struct launch_fc_missing_channel : kcnn::bench::conv_launch_base {
-  template <class Exec, class In, class Wt, class Bias, class Out>
-  void operator()(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-                  const kcnn::conv2d_params& p) const {
+struct launch_fc_missing_channel : conv_descriptor<launch_fc_missing_channel, true> {
+  template <class Exec, class Ops, class Out>
+  void run(const Exec& exec, const Ops& o, const Out& out, const kcnn::conv2d_params& p) const {
+    using In = std::decay_t<decltype(o.ins[0])>;
+    using Wt = std::decay_t<decltype(o.weights[0])>;
+    using Bias = std::decay_t<decltype(o.vecs[0])>;
+    const auto& in = o.ins[0];
+    const auto& wt = o.weights[0];
+    const auto& bias = o.vecs[0];
     kcnn::conv2d_params q = p;
     q.c = p.c - 1;  // the bug: the last channel is never read (c stays the layout's extent)
     kcnn::detail::conv2d_direct_functor<kcnn::detail::mapping::coalesced, In, Wt, Bias, Out> f{in, wt, bias, out, q};
@@ -56,21 +73,27 @@ struct launch_fc_missing_channel : kcnn::bench::conv_launch_base {
 };
 
 // A kernel that crashes the process (std::abort), for the "a crash leaves a readable CSV" test.
-struct launch_abort : kcnn::bench::conv_launch_base {
-  template <class Exec, class In, class Wt, class Bias, class Out>
-  void operator()(const Exec&, const In&, const Wt&, const Bias&, const Out&, const kcnn::conv2d_params&) const {
+struct launch_abort : conv_descriptor<launch_abort, false> {
+  template <class Exec, class Ops, class Out>
+  void run(const Exec&, const Ops&, const Out&, const kcnn::conv2d_params&) const {
     std::abort();
   }
 };
 
+using kcnn::bench::origin;
+using kcnn::bench::variant_kind;
+const variant_kind missing_channel{"faulty_missing_channel", "fc whose reduction skips the last input channel", origin::fault};
+const variant_kind aborts{"faulty_abort", "a kernel that aborts the process", origin::fault};
+const variant_kind halo{"faulty_halo_off_by_one", "conv2d whose input window is shifted by one row and column", origin::fault};
+const variant_kind unwritten{"faulty_unwritten", "conv2d that leaves the last stored output unwritten", origin::fault};
+
 const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
-  kcnn::bench::register_fc<launch_fc_missing_channel, kcnn::layout::nchw>(r, "global", "coalesced", "faulty_missing_channel");
-  kcnn::bench::register_conv2d<launch_abort, kcnn::layout::nchw>(r, "global", "coalesced", "faulty_abort");
+  using namespace kcnn::bench;
   using namespace kcnn::layout;
-  kcnn::bench::register_conv2d<launch_halo_off_by_one, nchw, nhwc, chwn>(
-      r, "global", "coalesced", "faulty_halo_off_by_one");
-  kcnn::bench::register_conv2d<launch_unwritten, nchw, nhwc, chwn>(r, "global", "coalesced",
-                                                                    "faulty_unwritten");
+  register_variant<launch_fc_missing_channel, nchw>(r, {"fc", space_axis::global, pattern_axis::coalesced, &missing_channel});
+  register_variant<launch_abort, nchw>(r, {"conv2d", space_axis::global, pattern_axis::coalesced, &aborts});
+  register_variant<launch_halo_off_by_one, nchw, nhwc, chwn>(r, {"conv2d", space_axis::global, pattern_axis::coalesced, &halo});
+  register_variant<launch_unwritten, nchw, nhwc, chwn>(r, {"conv2d", space_axis::global, pattern_axis::coalesced, &unwritten});
 });
 
 }  // namespace

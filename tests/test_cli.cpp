@@ -186,17 +186,17 @@ TEST(Cli, ListShowsEveryComputeVariantAndExplainsTheMissingOnes) {
     const std::string L = l;
     for (const char* v : {"/global/coalesced/direct/", "/global/strided/direct/", "/scratch/tiled/direct/",
                           "/global/regtile/direct/", "/constant/coalesced/direct/",
-                          "/readonly/coalesced/direct/", "/global/tiled/im2col_gemm/"})
+                          "/readonly/coalesced/direct/", "/global/library/im2col_gemm/"})
       EXPECT_TRUE(has("conv2d/" + L + v)) << L << v;
-    for (const char* v : {"/global/tiled/gemm_kk/", "/global/coalesced/direct/", "/scratch/tiled/direct/",
+    for (const char* v : {"/global/library/gemm_kk/", "/global/coalesced/direct/", "/scratch/tiled/direct/",
                           "/constant/coalesced/direct/"})
       EXPECT_TRUE(has("fc/" + L + v)) << L << v;
   }
-  EXPECT_TRUE(has("conv2d/nhwc/global/tiled/gemm_kk/smoke.conv_1x1/"));
-  EXPECT_TRUE(has("conv2d/chwn/global/tiled/gemm_kk/smoke.conv_1x1/"));
+  EXPECT_TRUE(has("conv2d/nhwc/global/library/gemm_kk/smoke.conv_1x1/"));
+  EXPECT_TRUE(has("conv2d/chwn/global/library/gemm_kk/smoke.conv_1x1/"));
   EXPECT_TRUE(has("conv2d/strided/global/coalesced/direct/smoke.conv_3x3/n8/order_nhwc"));
   // Combinations that do not apply are explained on stderr.
-  EXPECT_NE(r.err.find("conv2d/nchw/global/tiled/gemm_kk/smoke.conv_1x1/n8: nchw interleaves"),
+  EXPECT_NE(r.err.find("conv2d/nchw/global/library/gemm_kk/smoke.conv_1x1/n8: nchw interleaves"),
             std::string::npos) << r.err;
   EXPECT_NE(r.err.find("fc/nhwc/constant/coalesced/direct/smoke.fc_800_500/n8: weights and bias"),
             std::string::npos) << r.err;
@@ -323,6 +323,8 @@ TEST(Cli, OneDnnPeersAreListedValidatedAndSayTheirThreads) {
     const auto f = split(rows[i], ',');
     EXPECT_EQ(f[col(head, "status")], "ok") << rows[i];
     EXPECT_EQ(f[col(head, "variant")], "onednn");
+    EXPECT_EQ(f[col(head, "origin")], "peer");
+    EXPECT_EQ(f[col(head, "access_pattern")], "library");
     EXPECT_NE(rows[i].find("oneDNN 2."), std::string::npos) << rows[i];
     // oneDNN runs on as many threads as the Kokkos backend (1 on Serial).
     const int threads = kcnn::compat::concurrency(Kokkos::DefaultExecutionSpace());

@@ -21,9 +21,9 @@ TEST(ForwardPass, EveryUniformLayoutMatchesTheHostReference) {
   const auto ref = reference_forward(su, seed);
   ASSERT_EQ(ref.size(), 2u * 10);
   std::vector<double> first;
-  for (const char* lay : {"nchw", "nhwc", "chwn"}) {
+  for (layout_axis lay : {layout_axis::nchw, layout_axis::nhwc, layout_axis::chwn}) {
     const auto r = run_forward(su, uniform_plan(su, lay), seed, ref, 1e-4, 1, 1, 0.0, activation_memory::separate);
-    EXPECT_TRUE(r.check.passed) << lay << ": " << r.check.message;
+    EXPECT_TRUE(r.check.passed) << name(lay) << ": " << r.check.message;
     EXPECT_EQ(r.transforms, 0);
     EXPECT_EQ(r.steps.size(), su.layers.size());
     EXPECT_GT(r.total_ms, 0.0);
@@ -41,7 +41,7 @@ TEST(ForwardPass, MixedLayoutsInsertTransformsAndStillValidate) {
   const auto ref = reference_forward(su, seed);
   // Alternate layouts layer by layer: every layer needs its input converted.
   forward_plan mixed{"mixed", {}};
-  const char* lays[] = {"nchw", "chwn", "nhwc"};
+  const layout_axis lays[] = {layout_axis::nchw, layout_axis::chwn, layout_axis::nhwc};
   for (std::size_t i = 0; i < su.layers.size(); ++i)
     mixed.variants.push_back(uniform_plan(su, lays[i % 3]).variants[i]);
   const auto r = run_forward(su, mixed, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::separate);
@@ -59,7 +59,7 @@ TEST(ForwardPass, ArenaPassEqualsTheSeparateBufferPass) {
     suite su = small(net, 1);
     if (std::string(net) == "resnet50") su.layers.resize(30);  // through two blocks with their skips
     const auto ref = reference_forward(su, seed);
-    const auto plan = uniform_plan(su, "nhwc");
+    const auto plan = uniform_plan(su, layout_axis::nhwc);
     const auto sep = run_forward(su, plan, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::separate);
     const auto arena = run_forward(su, plan, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::arena);
     ASSERT_TRUE(sep.check.passed) << net << ": " << sep.check.message;

@@ -155,10 +155,13 @@ TEST(Batchnorm, HandCheckedWithAndWithoutRelu) {
   const auto f = batchnorm_folded<4>::from_host(p, h(mean), h(var), h(gamma), h(beta));
   EXPECT_EQ(f.scale(0), 1.0f);
   EXPECT_EQ(f.shift(0), -0.5f);
-  batchnorm(exec(), in, f, out, p);
+  variant::batchnorm_folded_constant folded;
+  kcnn::prepare(exec(), folded, p, in, mean, var, gamma, beta, out);
+  batchnorm(exec(), in, mean, var, gamma, beta, out, p, folded);
   EXPECT_EQ(host(out), (std::vector<double>{2.5, 0.0}));
   p.relu = false;
-  batchnorm(exec(), in, f, out, p);
+  kcnn::prepare(exec(), folded, p, in, mean, var, gamma, beta, out);
+  batchnorm(exec(), in, mean, var, gamma, beta, out, p, folded);
   EXPECT_EQ(host(out), (std::vector<double>{2.5, -3.5}));
 }
 
@@ -166,9 +169,10 @@ TEST(Softmax, StableWithLargeInputsAndRowsSumToOne) {
   softmax_params p{3, 1000, 1, 1};
   // Logits around 1000 and 5000: exp overflows in float without the max subtraction.
   auto in = make<layout::nchw>(p.dims(), [](int n, int c, int, int) { return 1000.0 * (1 + 2 * n) + (c % 7); });
-  Kokkos::View<float*> ws("ws", p.rows().size());
   tensor4<float, layout::nchw> a("a", p.dims()), b("b", p.dims());
-  softmax(exec(), in, a, ws, p, variant::softmax_multi_kernel{});
+  variant::softmax_multi_kernel multi;
+  kcnn::prepare(exec(), multi, p, in, a);
+  softmax(exec(), in, a, p, multi);
   softmax(exec(), in, b, p, variant::softmax_fused{});
   for (const auto& o : {host(a), host(b)}) {
     for (int n = 0; n < p.n; ++n) {

@@ -18,10 +18,10 @@ using namespace kcnn;
 using namespace kcnn::bench;
 
 namespace {
-std::set<std::string> ops_with_space(const std::string& space) {
+std::set<std::string> ops_with_space(space_axis space) {
   std::set<std::string> ops;
   for (const auto& v : registry::instance().variants())
-    if (v.space == space && v.variant.rfind("faulty_", 0) != 0) ops.insert(v.op);
+    if (v.space == space && v.origin() != origin::fault) ops.insert(v.op);
   return ops;
 }
 layer_spec spec(const std::string& op, int n, int c, int h, int w, int k = 0, int r = 0, int s = 0,
@@ -32,22 +32,22 @@ layer_spec spec(const std::string& op, int n, int c, int h, int w, int k = 0, in
   l.op = op;
   l.n = n; l.c = c; l.h = h; l.w = w; l.k = k; l.r = r; l.s = s;
   l.stride = stride; l.pad = pad; l.groups = groups;
-  l.out = registry::instance().find_op(op)->output(l);
+  l.out = registry::instance().find_op(op)->output_shape(l);
   return l;
 }
 }  // namespace
 
 TEST(MemorySpaces, ReadonlyForEveryOpThatReadsAnInput) {
-  const auto ro = ops_with_space("readonly");
+  const auto ro = ops_with_space(space_axis::readonly);
   for (const char* op : {"conv2d", "fc", "pool_max", "pool_avg", "relu", "leaky_relu", "sigmoid", "tanh",
                          "elu", "lrn", "batchnorm", "softmax", "add", "concat", "transform"})
     EXPECT_TRUE(ro.count(op)) << op;
 }
 
 TEST(MemorySpaces, ScratchWhereDataIsReusedAndConstantWhereThereAreWeights) {
-  EXPECT_EQ(ops_with_space("scratch"),
+  EXPECT_EQ(ops_with_space(space_axis::scratch),
             (std::set<std::string>{"conv2d", "fc", "pool_max", "pool_avg", "softmax", "transform"}));
-  EXPECT_EQ(ops_with_space("constant"), (std::set<std::string>{"conv2d", "fc", "batchnorm"}));
+  EXPECT_EQ(ops_with_space(space_axis::constant), (std::set<std::string>{"conv2d", "fc", "batchnorm"}));
   // The others are explained, not silently missing.
   std::string notes;
   for (const auto& [what, why] : registry::instance().unavailable()) notes += what + ": " + why + "\n";
@@ -57,15 +57,19 @@ TEST(MemorySpaces, ScratchWhereDataIsReusedAndConstantWhereThereAreWeights) {
 }
 
 TEST(MemorySpaces, CudaOnlySpacesExistExactlyOnCudaBuilds) {
-  for (const char* s : {"uvm_cold", "uvm_prefetch", "uvm_advise", "pinned"}) {
-    EXPECT_EQ(!ops_with_space(s).empty(), have_cuda_spaces()) << s;
+  int cuda_spaces = 0;
+  for (space_axis s : all_values<space_axis>()) {
+    if (!cuda_only(s)) continue;
+    ++cuda_spaces;
+    EXPECT_EQ(!ops_with_space(s).empty(), have_cuda_spaces()) << name(s);
     if (!have_cuda_spaces()) {
       bool explained = false;
       for (const auto& [what, why] : registry::instance().unavailable())
-        explained |= what == std::string("memory space ") + s && why.find("CUDA") != std::string::npos;
-      EXPECT_TRUE(explained) << s;
+        explained |= what == std::string("memory space ") + name(s) && why.find("CUDA") != std::string::npos;
+      EXPECT_TRUE(explained) << name(s);
     }
   }
+  EXPECT_EQ(cuda_spaces, 4);  // uvm_cold, uvm_prefetch, uvm_advise, pinned
 }
 
 TEST(MemorySpaces, ConstantCapacityRule) {
@@ -80,7 +84,7 @@ TEST(MemorySpaces, ConstantCapacityRule) {
   const layer_spec big = spec("conv2d", 1, 16, 8, 8, 53, 3, 3, 1, 1, 1);
   int refused = 0;
   for (const auto& v : registry::instance().variants())
-    if (v.op == "conv2d" && v.space == "constant") {
+    if (v.op == "conv2d" && v.space == space_axis::constant) {
       const std::string why = v.unsupported(big);
       EXPECT_NE(why.find("exceed the constant capacity of 7680"), std::string::npos) << why;
       ++refused;
@@ -97,7 +101,7 @@ TEST(MemorySpaces, BatchnormConstantCapacityRule) {
   EXPECT_FALSE(folded::fits(batchnorm_params{1, 3841, 1, 1}));
   int refused = 0, accepted = 0;
   for (const auto& v : registry::instance().variants())
-    if (v.op == "batchnorm" && v.space == "constant") {
+    if (v.op == "batchnorm" && v.space == space_axis::constant) {
       EXPECT_EQ(v.unsupported(spec("batchnorm", 1, 2048, 7, 7)), "");  // ResNet-50's widest
       accepted += v.unsupported(spec("batchnorm", 1, 2048, 7, 7)).empty();
       const std::string why = v.unsupported(spec("batchnorm", 1, 4096, 2, 2));
@@ -153,12 +157,12 @@ TEST(MemorySpaces, TransferRowsCopyExactly) {
   int ran = 0;
   for (const auto& v : registry::instance().variants()) {
     if (v.op != "transfer") continue;
-    auto c = v.make(l);
+    auto c = v.make(l, case_settings{});
     c->setup(5);
     c->run();
     Kokkos::fence();
     const auto cmp = c->validate();
-    EXPECT_TRUE(cmp.passed) << v.variant << ": " << cmp.message;
+    EXPECT_TRUE(cmp.passed) << v.variant_name() << ": " << cmp.message;
     EXPECT_EQ(cmp.rel_l2, 0.0);
     EXPECT_EQ(c->cost().bytes, 4.0 * 3000);
     ++ran;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -82,7 +83,7 @@ TEST(Results, WrittenToPartialThenRenamedAtomically) {
   // Flushed per row: the partial file already holds it.
   EXPECT_NE(slurp(final_csv.string() + ".partial").find("a note, with a comma"), std::string::npos);
 
-  w.close("  \"extra\": 1");
+  w.close(json::object().set("extra", 1));
   EXPECT_TRUE(fs::exists(final_csv));
   EXPECT_FALSE(fs::exists(final_csv.string() + ".partial"));
   const std::string csv = slurp(final_csv);
@@ -97,13 +98,13 @@ TEST(Results, WrittenToPartialThenRenamedAtomically) {
   EXPECT_NE(row.find(",2000,4000,"), std::string::npos) << "GB/s and GFLOP/s from 2 ms: " << row;
   EXPECT_NE(row.find("\"a note, with a comma\""), std::string::npos);
   const std::string json = slurp(out / "test-device" / "20260101T000000Z-unit.json");
-  EXPECT_NE(json.find("\"schema_version\": 2"), std::string::npos);
+  EXPECT_NE(json.find("\"schema_version\": 3"), std::string::npos);
   EXPECT_NE(json.find("\"name\": \"Test Device, \\\"quoted\\\"\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"extra\": 1"), std::string::npos);
   // A second run in the same second does not overwrite the first.
   results_writer again(out.string(), ctx);
   EXPECT_EQ(fs::path(again.final_path()), out / "test-device" / "20260101T000000Z-unit-2.csv");
-  again.close("");
+  again.close(json::object());
   EXPECT_EQ(slurp(final_csv), csv);
   fs::remove_all(out);
 }
@@ -115,6 +116,15 @@ TEST(Results, CsvEscaping) {
   // A multi-line message (Kokkos' allocation errors) stays on its row's line.
   EXPECT_EQ(csv_escape("failed:\n  Allocation of size 1 G failed,\r\nlikely"), "\"failed:   Allocation of size 1 G failed,  likely\"");
   EXPECT_EQ(json_escape("a\"b\\c\n"), "a\\\"b\\\\c\\n");
+}
+
+TEST(Results, JsonWriterNestsEscapesAndDropsNonFiniteNumbers) {
+  json j = json::object();
+  j.set("s", "a\"b").set("n", 2).set("x", 0.5).set("nan", std::nan("")).set("list", json::array_of(std::vector<std::string>{"p", "q"}));
+  j.set("obj", json::object().set("t", true)).set("raw", json::raw("[1, 2]")).set("n", 3);
+  EXPECT_EQ(j.dump(), "{\n  \"s\": \"a\\\"b\",\n  \"n\": 3,\n  \"x\": 0.5,\n  \"nan\": null,\n  \"list\": [\n    \"p\",\n    \"q\"\n  ],\n"
+                    "  \"obj\": {\n    \"t\": true\n  },\n  \"raw\": [1, 2]\n}\n");
+  EXPECT_EQ(json::object().dump(), "{}\n");
 }
 
 TEST(Stats, NoisyRowsAreMarkedWithTheirSpread) {

@@ -121,19 +121,23 @@ double roofline_pct(const ceilings& c, double bytes, double flops, double second
   return flops / seconds / 1e9 / attainable * 100.0;
 }
 
-std::string ceilings_json(const ceilings& c) {
-  if (!c.measured) return "null";
-  std::ostringstream o;
-  o.precision(6);
-  o << "{\n    \"copy_gbps\": " << c.copy_gbps << ",\n    \"triad_gbps\": " << c.triad_gbps
-    << ",\n    \"fma_gflops\": " << c.fma_gflops << ",\n    \"gemm_gflops\": " << c.gemm_gflops
-    << ",\n    \"bandwidth_gbps\": " << c.bandwidth_gbps() << ",\n    \"peak_gflops\": "
-    << c.peak_gflops() << ",\n    \"array_bytes\": " << std::size_t(c.array_bytes)
-    << ",\n    \"gemm_n\": " << c.gemm_n << ",\n    \"reps\": " << c.reps
-    << ",\n    \"seconds\": " << c.seconds
-    << ",\n    \"method\": \"best of reps; copy 2 x 4 B and triad 3 x 4 B per element (no write-allocate); "
-       "fma: 128 (host) or 32 (GPU) independent fp32 chains per work item; gemm: KokkosBlas::gemm fp32 square\"\n  }";
-  return o.str();
+json ceilings_json(const ceilings& c) {
+  if (!c.measured) return json();
+  json j = json::object();
+  j.set("copy_gbps", c.copy_gbps)
+      .set("triad_gbps", c.triad_gbps)
+      .set("fma_gflops", c.fma_gflops)
+      .set("gemm_gflops", c.gemm_gflops)
+      .set("bandwidth_gbps", c.bandwidth_gbps())
+      .set("peak_gflops", c.peak_gflops())
+      .set("array_bytes", static_cast<unsigned long long>(c.array_bytes))
+      .set("gemm_n", c.gemm_n)
+      .set("reps", c.reps)
+      .set("seconds", c.seconds)
+      .set("method",
+           "best of reps; copy 2 x 4 B and triad 3 x 4 B per element (no write-allocate); fma: 128 (host) or 32 "
+           "(GPU) independent fp32 chains per work item; gemm: KokkosBlas::gemm fp32 square");
+  return j;
 }
 
 }  // namespace kcnn::bench

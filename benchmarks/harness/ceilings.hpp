@@ -2,6 +2,8 @@
 // The device's ceilings, measured at the start of a run with the same Kokkos backend the cases
 // use: stream copy and triad bandwidth, an FMA peak and a large KokkosBlas::gemm rate. They
 // anchor every row's roofline_pct (docs/measurement.md, "Ceilings and roofline").
+#include "json.hpp"
+
 #include <string>
 
 namespace kcnn::bench {
@@ -33,6 +35,6 @@ ceilings measure_ceilings(double llc_bytes);
 double roofline_pct(const ceilings& c, double bytes, double flops, double seconds);
 
 // The "ceilings" object of the JSON context (null when not measured).
-std::string ceilings_json(const ceilings& c);
+json ceilings_json(const ceilings& c);  // null when not measured
 
 }  // namespace kcnn::bench

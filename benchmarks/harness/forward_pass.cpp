@@ -37,8 +37,8 @@ std::size_t storage_index(const std::array<axis, 4>& order, const dims4& d, int 
   return idx;
 }
 
-void upload(float* dst, const std::string& layout, const dims4& d, const std::vector<double>& logical) {
-  const auto order = layout::parse_order(layout);
+void upload(float* dst, layout_axis layout, const dims4& d, const std::vector<double>& logical) {
+  const auto order = layout::parse_order(name(layout));
   Kokkos::View<float*, Kokkos::MemoryTraits<Kokkos::Unmanaged>> dev(dst, d.size());
   Kokkos::View<float*, Kokkos::HostSpace> h("forward.upload", d.size());
   std::size_t i = 0;
@@ -49,8 +49,8 @@ void upload(float* dst, const std::string& layout, const dims4& d, const std::ve
   Kokkos::deep_copy(dev, h);
 }
 
-std::vector<double> download(const float* src, const std::string& layout, const dims4& d) {
-  const auto order = layout::parse_order(layout);
+std::vector<double> download(const float* src, layout_axis layout, const dims4& d) {
+  const auto order = layout::parse_order(name(layout));
   Kokkos::View<const float*, Kokkos::MemoryTraits<Kokkos::Unmanaged>> dev(src, d.size());
   Kokkos::View<float*, Kokkos::HostSpace> h("forward.download", d.size());
   Kokkos::deep_copy(h, dev);
@@ -63,20 +63,16 @@ std::vector<double> download(const float* src, const std::string& layout, const 
   return out;
 }
 
-const variant_info* baseline_variant(const std::string& op, const std::string& layout) {
+// The transform from one layout to another: the scratch-tiled kernel when the build has it,
+// else the global-memory one (kcnn's own kernels only: peers are not part of a plan).
+const variant_info* transform_variant(layout_axis from, layout_axis to) {
+  const variant_info* global = nullptr;
   for (const auto& v : registry::instance().variants())
-    if (v.op == op && v.layout == layout && v.space == "global" && v.tuning.empty()) return &v;
-  return nullptr;
-}
-
-const variant_info* transform_variant(const std::string& from, const std::string& to) {
-  const variant_info* naive = nullptr;
-  for (const auto& v : registry::instance().variants())
-    if (v.op == "transform" && v.layout == from && v.tuning == "to_" + to) {
-      if (v.variant == "tiled") return &v;  // the fast one when the build has it
-      if (v.space == "global") naive = &v;
+    if (v.op == "transform" && v.layout == from && v.out_layout == to && v.origin() == origin::kcnn) {
+      if (v.space == space_axis::scratch) return &v;
+      if (v.space == space_axis::global) global = &v;
     }
-  return naive;
+  return global;
 }
 
 layer_spec transform_spec(const dims4& d, const std::string& name) {
@@ -95,24 +91,24 @@ dims4 input_dims(const layer_spec& l, std::size_t i) {
 
 }  // namespace
 
-forward_plan uniform_plan(const suite& su, const std::string& layout) {
-  forward_plan p{"uniform_" + layout, {}};
+forward_plan uniform_plan(const suite& su, layout_axis layout) {
+  forward_plan p{std::string("uniform_") + name(layout), {}};
   for (const auto& l : su.layers) {
-    const variant_info* v = baseline_variant(l.op, layout);
-    if (!v) throw std::runtime_error(l.file + ":" + std::to_string(l.line) + ": no " + layout + " variant of " + l.op);
+    const variant_info* v = registry::instance().baseline(l.op, layout);
+    if (!v) throw std::runtime_error(l.file + ":" + std::to_string(l.line) + ": no " + name(layout) + " baseline of " + l.op);
     p.variants.push_back(v);
   }
   return p;
 }
 
-std::vector<double> reference_forward(const suite& su, std::uint64_t seed) {
-  const forward_plan plan = uniform_plan(su, "nchw");
+std::vector<double> reference_forward(const suite& su, std::uint64_t seed, const case_settings& settings) {
+  const forward_plan plan = uniform_plan(su, layout_axis::nchw);
   std::map<std::string, std::vector<double>> out;  // by layer
   const std::vector<double> x0 = network_input(su, seed);
   const std::vector<double>* last = &x0;
   for (std::size_t i = 0; i < su.layers.size(); ++i) {
     const auto& l = su.layers[i];
-    auto c = plan.variants[i]->make(l);
+    auto c = plan.variants[i]->make(l, settings);
     c->setup(layer_seed(seed, i));
     std::vector<std::vector<double>> ins;
     if (l.inputs.empty()) ins.push_back(x0);
@@ -127,7 +123,7 @@ std::vector<double> reference_forward(const suite& su, std::uint64_t seed) {
 
 forward_result run_forward(const suite& su, const forward_plan& plan, std::uint64_t seed,
                            const std::vector<double>& reference, double tolerance, int min_reps,
-                           int max_reps, double budget_s, activation_memory memory) {
+                           int max_reps, double budget_s, activation_memory memory, const case_settings& settings) {
   const auto& layers = su.layers;
   const std::size_t L = layers.size();
   auto where = [&](std::size_t i) { return layers[i].file + ":" + std::to_string(layers[i].line) + ": layer '" + layers[i].layer + "': "; };
@@ -135,8 +131,9 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
   // Cases with their weights.
   std::vector<std::unique_ptr<bench_case>> cases;
   for (std::size_t i = 0; i < L; ++i) {
-    cases.push_back(plan.variants[i]->make(layers[i]));
-    if (!cases.back()->bindable()) throw std::runtime_error(where(i) + plan.variants[i]->variant + " cannot be chained");
+    cases.push_back(plan.variants[i]->make(layers[i], settings));
+    if (!cases.back()->bindable())
+      throw std::runtime_error(where(i) + plan.variants[i]->variant_name() + " cannot be chained");
     cases.back()->setup(layer_seed(seed, i));
   }
 
@@ -146,7 +143,7 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
   tensor_graph g = build_tensor_graph(su, [&](int i, int creator, bool sole) {
     const std::size_t li = std::size_t(i);
     const bool same_layout = layout_of(creator) == plan.variants[li]->layout;
-    if (cases[li]->works_in_place()) {
+    if (plan.variants[li]->variant->in_place) {
       if (!(sole && same_layout))
         throw std::runtime_error(where(li) + "an in-place variant needs its input to itself, in its own layout");
       return true;
@@ -154,7 +151,7 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
     return memory == activation_memory::arena && sole && same_layout &&
            registry::instance().find_op(layers[li].op)->in_place_capable && cases[li]->in_place_safe();
   });
-  std::vector<std::string> tensor_layout;
+  std::vector<layout_axis> tensor_layout;
   for (const auto& t : g.tensors) tensor_layout.push_back(layout_of(t.creator));
 
   std::vector<dims4> tensor_dims(g.tensors.size());
@@ -190,12 +187,12 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
   std::vector<step> steps;
   std::vector<std::unique_ptr<bench_case>> transforms;
   std::vector<device_buffer> converted;
-  std::map<std::pair<int, std::string>, float*> conversions;
+  std::map<std::pair<int, layout_axis>, float*> conversions;
   for (std::size_t i = 0; i < L; ++i) {
-    const std::string& want = plan.variants[i]->layout;
+    const layout_axis want = plan.variants[i]->layout;
     std::vector<float*> in_ptrs;
     for (int t : g.inputs_of[i]) {
-      const std::string& have = tensor_layout[std::size_t(t)];
+      const layout_axis have = tensor_layout[std::size_t(t)];
       if (have == want) {
         in_ptrs.push_back(ptr[std::size_t(t)]);
         continue;
@@ -203,15 +200,16 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
       auto key = std::make_pair(t, want);
       if (!conversions.count(key)) {
         const variant_info* tv = transform_variant(have, want);
-        if (!tv) throw std::runtime_error(where(i) + "no transform from " + have + " to " + want);
+        if (!tv) throw std::runtime_error(where(i) + "no transform from " + name(have) + " to " + name(want));
         const dims4 d = tensor_dims[std::size_t(t)];
-        const std::string name = g.tensors[std::size_t(t)].name + "_to_" + want;
-        transforms.push_back(tv->make(transform_spec(d, name)));
+        const std::string name = g.tensors[std::size_t(t)].name + "_to_" + bench::name(want);
+        transforms.push_back(tv->make(transform_spec(d, name), settings));
         transforms.back()->setup(seed);
         converted.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "forward." + name), d.size());
         transforms.back()->bind({ptr[std::size_t(t)]}, converted.back().data());
-        steps.push_back({transforms.back().get(), "transform " + g.tensors[std::size_t(t)].name + " " + have + "->" + want,
-                         want, tv->variant, 1});
+        steps.push_back({transforms.back().get(),
+                         "transform " + g.tensors[std::size_t(t)].name + " " + bench::name(have) + "->" + bench::name(want),
+                         bench::name(want), tv->variant_name(), 1});
         conversions[key] = converted.back().data();
         ++res.transforms;
       }
@@ -219,8 +217,9 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
     }
     cases[i]->bind(in_ptrs, ptr[std::size_t(g.output_of[i])]);
     const auto* v = plan.variants[i];
-    steps.push_back({cases[i].get(), layers[i].layer, v->layout,
-                     v->variant + (v->tuning.empty() ? "" : "/" + v->tuning) + (v->space == "global" ? "" : "@" + v->space),
+    steps.push_back({cases[i].get(), layers[i].layer, name(v->layout),
+                     v->variant_name() + (v->tuning.empty() ? "" : "/" + v->tuning.name) +
+                         (v->space == space_axis::global ? "" : std::string("@") + name(v->space)),
                      layers[i].repeat});
   }
 

@@ -44,17 +44,17 @@ struct forward_result {
 enum class activation_memory { separate, arena };
 
 // The host reference forward pass (double), layer by layer with the plan's cases' weights.
-std::vector<double> reference_forward(const suite& su, std::uint64_t seed);
+std::vector<double> reference_forward(const suite& su, std::uint64_t seed, const case_settings& settings = {});
 
 // Runs a plan: one validation pass, then timed passes (fenced per step) until min_reps and the
 // time budget are both reached or max_reps. Throws std::runtime_error with the layer named
 // when a variant cannot be chained.
 forward_result run_forward(const suite& su, const forward_plan& plan, std::uint64_t seed,
                            const std::vector<double>& reference, double tolerance, int min_reps,
-                           int max_reps, double budget_s, activation_memory memory);
+                           int max_reps, double budget_s, activation_memory memory,
+                           const case_settings& settings = {});
 
-// The uniform plan: each layer's baseline variant (first registered global-memory variant
-// without tuning) in the given layout.
-forward_plan uniform_plan(const suite& su, const std::string& layout);
+// The uniform plan: each layer's op's baseline in the given layout.
+forward_plan uniform_plan(const suite& su, layout_axis layout);
 
 }  // namespace kcnn::bench

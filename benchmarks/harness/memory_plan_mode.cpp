@@ -1,6 +1,7 @@
 // --memory-plan: the table of peak activation memory per allocation strategy for each network
 // suite and batch, printed and written as rows of the results CSV (op memory_plan).
 #include "memory_plan.hpp"
+#include "format.hpp"
 #include "modes.hpp"
 
 #include <iomanip>
@@ -12,11 +13,6 @@ namespace kcnn::bench {
 namespace {
 constexpr double mib = 1024.0 * 1024.0;
 
-std::string fixed(double v, int prec) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(prec) << v;
-  return o.str();
-}
 
 result_row plan_row(const run_context& ctx, const suite& su, const std::string& strategy, double bytes,
                     double no_reuse, const std::string& extra) {

@@ -1,5 +1,6 @@
 #include "memory_spaces.hpp"
 
+#include "registry.hpp"
 #include "stats.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -22,6 +23,14 @@ bool have_cuda_spaces() {
 std::string cuda_spaces_unavailable_reason() {
   return have_cuda_spaces() ? std::string()
                             : "CUDA managed and pinned memory; this build's Kokkos has no CUDA backend";
+}
+
+void add_memory_space_notes(registry& r) {
+  if (!have_cuda_spaces())
+    for (space_axis s : all_values<space_axis>())
+      if (cuda_only(s)) r.add_unavailable(std::string("memory space ") + name(s), cuda_spaces_unavailable_reason());
+  r.add_unavailable("*/*/constant (other than conv2d, fc, batchnorm)",
+                    "constant memory holds weights; pooling, activations, LRN, softmax, add, concat and transforms have none");
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)

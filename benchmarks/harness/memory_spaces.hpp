@@ -6,6 +6,8 @@
 //
 // global, scratch, constant and readonly all allocate in the default device memory; scratch and
 // constant differ in the kernel, readonly in the views' traits.
+#include "axes.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -22,12 +24,17 @@ struct buffer {
 };
 
 struct space_global {
-  static constexpr const char* name = "global";
+  static constexpr space_axis space = space_axis::global;
   using memory_space = Kokkos::DefaultExecutionSpace::memory_space;
   void prepare(const std::vector<buffer>&) {}     // once, after the fill
   void before_run(const std::vector<buffer>&) {}  // before every run, untimed
   std::string note() const { return {}; }
 };
+
+class registry;
+// What --list says about the memory spaces this build or the ops do not have (the registry adds
+// these itself when it is created).
+void add_memory_space_notes(registry& r);
 
 // True when this build has the CUDA-only spaces.
 bool have_cuda_spaces();
@@ -47,7 +54,7 @@ void advise(const buffer& b);
 
 // Managed memory first touched on the host before every run: the kernel pays the faults.
 struct space_uvm_cold {
-  static constexpr const char* name = "uvm_cold";
+  static constexpr space_axis space = space_axis::uvm_cold;
   using memory_space = Kokkos::CudaUVMSpace;
   void prepare(const std::vector<buffer>&) {}
   void before_run(const std::vector<buffer>& bs) {
@@ -59,7 +66,7 @@ struct space_uvm_cold {
 // Cold as above, then an explicit prefetch to the device before the timed region; the
 // prefetch is timed on its own and reported in the note.
 struct space_uvm_prefetch {
-  static constexpr const char* name = "uvm_prefetch";
+  static constexpr space_axis space = space_axis::uvm_prefetch;
   using memory_space = Kokkos::CudaUVMSpace;
   std::vector<double> prefetch_s;
   void prepare(const std::vector<buffer>&) {}
@@ -70,7 +77,7 @@ struct space_uvm_prefetch {
 // Cold as above, with memory advice given once: read-mostly for weights, preferred location
 // device for activations.
 struct space_uvm_advise {
-  static constexpr const char* name = "uvm_advise";
+  static constexpr space_axis space = space_axis::uvm_advise;
   using memory_space = Kokkos::CudaUVMSpace;
   void prepare(const std::vector<buffer>& bs) {
     for (const auto& b : bs) cuda_memory::advise(b);
@@ -83,7 +90,7 @@ struct space_uvm_advise {
 
 // Host-pinned memory read and written by the kernel directly (zero copy over the link).
 struct space_pinned {
-  static constexpr const char* name = "pinned";
+  static constexpr space_axis space = space_axis::pinned;
   using memory_space = Kokkos::CudaHostPinnedSpace;
   void prepare(const std::vector<buffer>&) {}
   void before_run(const std::vector<buffer>&) {}

@@ -29,6 +29,6 @@ struct measured_case {
 // reference forward pass, checks the arena run against the separate-buffer run, prints the
 // tables and writes rows (op network). Returns the number of failed plans.
 int run_network_plans(const options& opt, const std::vector<suite>& suites,
-                      const std::vector<measured_case>& measured, results_writer& writer);
+                      const std::vector<measured_case>& measured, results_writer& writer, const case_settings& settings);
 
 }  // namespace kcnn::bench

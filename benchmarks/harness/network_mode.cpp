@@ -1,4 +1,5 @@
 // --network: whole-network forward passes per plan, with per-layer breakdowns (see modes.hpp).
+#include "format.hpp"
 #include "forward_pass.hpp"
 #include "modes.hpp"
 
@@ -12,17 +13,10 @@
 namespace kcnn::bench {
 
 namespace {
-std::string fixed(double v, int prec) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(prec) << v;
-  return o.str();
-}
-
 // Variants that can run on chained buffers: the default memory space, a fixed layout, out of
 // place (an in-place variant would need its producer's layout; the planner keeps it simple).
 bool chainable(const variant_info& v) {
-  const bool space_ok = v.space == "global" || v.space == "scratch" || v.space == "constant" || v.space == "readonly";
-  return space_ok && v.layout != "strided" && v.variant != "in_place";
+  return device_resident(v.space) && v.layout != layout_axis::strided && !v.variant->in_place;
 }
 
 result_row network_row(const run_context& ctx, const layer_spec& l0, const std::string& plan,
@@ -48,7 +42,7 @@ result_row network_row(const run_context& ctx, const layer_spec& l0, const std::
 }  // namespace
 
 int run_network_plans(const options& opt, const std::vector<suite>& suites,
-                      const std::vector<measured_case>& measured, results_writer& writer) {
+                      const std::vector<measured_case>& measured, results_writer& writer, const case_settings& settings) {
   int failures = 0;
   const double tolerance = 1e-3;  // fp32 kernels against a double reference, through the whole network
   for (const auto& su : suites) {
@@ -56,11 +50,11 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
     const auto& l0 = su.layers.front();
     std::cout << "\nkcnn network " << l0.network << " (batch " << l0.n << ", " << su.layers.size() << " layers)\n";
     Kokkos::Timer ref_clock;
-    const std::vector<double> reference = reference_forward(su, opt.seed);
+    const std::vector<double> reference = reference_forward(su, opt.seed, settings);
     std::cout << "host reference forward pass: " << fixed(ref_clock.seconds(), 1) << " s\n";
 
     std::vector<forward_plan> plans;
-    for (const char* lay : {"nchw", "nhwc", "chwn"}) plans.push_back(uniform_plan(su, lay));
+    for (layout_axis lay : {layout_axis::nchw, layout_axis::nhwc, layout_axis::chwn}) plans.push_back(uniform_plan(su, lay));
     // The per-layer plan: each layer's fastest measured chainable case of this run.
     forward_plan per_layer{"per_layer", {}};
     for (const auto& l : su.layers) {
@@ -81,7 +75,7 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
       std::string error;
       try {
         r = run_forward(su, p, opt.seed, reference, tolerance, opt.min_reps, opt.max_reps, opt.budget_s,
-                        activation_memory::separate);
+                        activation_memory::separate, settings);
       } catch (const std::exception& e) {
         error = e.what();
       }
@@ -155,7 +149,7 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
       forward_result a;
       std::string error;
       try {
-        a = run_forward(su, plans.front(), opt.seed, reference, tolerance, 1, 1, 0.0, activation_memory::arena);
+        a = run_forward(su, plans.front(), opt.seed, reference, tolerance, 1, 1, 0.0, activation_memory::arena, settings);
       } catch (const std::exception& e) {
         error = e.what();
       }

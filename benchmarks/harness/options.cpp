@@ -51,11 +51,23 @@ double parse_double(const std::string& flag, const std::string& v) {
   throw usage_error(flag + ": expected a positive number, got '" + v + "'");
 }
 
-}  // namespace
-
-bool matches(const std::vector<std::string>& filter, const std::string& value) {
-  return filter.empty() || std::find(filter.begin(), filter.end(), value) != filter.end();
+// A comma list of values of one axis; an unknown name is refused with the valid ones listed.
+template <class Axis>
+std::vector<Axis> parse_axis_list(const std::string& flag, const std::string& text) {
+  std::vector<Axis> out;
+  for (const auto& item : split_list(flag, text)) {
+    const auto v = parse<Axis>(item);
+    if (!v) {
+      std::vector<std::string> valid;
+      for (Axis a : all_values<Axis>()) valid.push_back(name(a));
+      throw usage_error(flag + ": unknown value '" + item + "' (valid: " + join(valid) + ")");
+    }
+    out.push_back(*v);
+  }
+  return out;
 }
+
+}  // namespace
 
 std::string usage_text() {
   return R"(usage: kcnn-bench [options] [--benchmark_* flags] [--kokkos-* flags]
@@ -65,13 +77,15 @@ layers of a suite: validate against the host reference, then time. Writes
 <out>/<device>/<timestamp>-<suite>.csv and a .json context next to it.
 
   --list               print the key of every case that would run, one per line, and exit
+  --catalogue          print the catalogue of ops, layouts, memory spaces, access patterns,
+                       variants and tunings this build registers, as Markdown, and exit
   --suite S[,S...]     suite names (from suites/) or CSV paths; default: smoke; `all`: every
                        network suite (#@ kind: network)
   --op LIST            filter by op (e.g. conv2d)
   --layout LIST        filter by layout: nchw, nhwc, chwn, strided
   --space LIST         filter by memory space: global, scratch, constant, readonly, uvm_cold,
                        uvm_prefetch, uvm_advise, pinned
-  --pattern LIST       filter by access pattern: coalesced, strided, tiled, regtile
+  --pattern LIST       filter by access pattern: coalesced, strided, tiled, regtile, library
   --variant LIST       filter by variant (algorithm), e.g. direct
   --batch N            override every layer's batch size n
   --out DIR            results root (default: results)
@@ -110,6 +124,7 @@ Exit status: 0 all cases ok; 1 a case failed validation or errored; 2 usage or i
 
 options parse_options(int argc, char** argv) {
   options o;
+  std::vector<std::string> variant_names;
   bool quick_set_budget = false, quick_set_min = false, quick_set_warm = false,
        quick_set_spread = false;
   if (argc > 0) o.passthrough.push_back(argv[0]);
@@ -136,6 +151,7 @@ options parse_options(int argc, char** argv) {
       if (has_value) throw usage_error(a + ": takes no value");
     };
     if (a == "--list") { flag_only(); o.list = true; }
+    else if (a == "--catalogue") { flag_only(); o.catalogue = true; }
     else if (a == "--help" || a == "-h") { flag_only(); o.help = true; }
     else if (a == "--quick") { flag_only(); o.quick = true; }
     else if (a == "--cold") { flag_only(); o.cold = true; }
@@ -147,10 +163,10 @@ options parse_options(int argc, char** argv) {
     else if (a == "--no-ceilings") { flag_only(); o.no_ceilings = true; }
     else if (a == "--resume") { o.resume = need(); if (o.resume.empty()) throw usage_error("--resume: empty path"); }
     else if (a == "--op") o.ops = split_list(a, need());
-    else if (a == "--layout") { o.layouts = split_list(a, need()); check_values(a, o.layouts, known_layouts()); }
-    else if (a == "--space") { o.spaces = split_list(a, need()); check_values(a, o.spaces, known_spaces()); }
-    else if (a == "--pattern") { o.patterns = split_list(a, need()); check_values(a, o.patterns, known_patterns()); }
-    else if (a == "--variant") o.variants = split_list(a, need());
+    else if (a == "--layout") o.layouts = parse_axis_list<layout_axis>(a, need());
+    else if (a == "--space") o.spaces = parse_axis_list<space_axis>(a, need());
+    else if (a == "--pattern") o.patterns = parse_axis_list<pattern_axis>(a, need());
+    else if (a == "--variant") variant_names = split_list(a, need());
     else if (a == "--batch") o.batch = parse_number<int>(a, need(), 1);
     else if (a == "--out") { o.out = need(); if (o.out.empty()) throw usage_error("--out: empty path"); }
     else if (a == "--seed") o.seed = parse_number<std::uint64_t>(a, need(), 0);
@@ -175,10 +191,15 @@ options parse_options(int argc, char** argv) {
   std::vector<std::string> ops, variants;
   for (const auto& op : registry::instance().ops()) ops.push_back(op.name);
   for (const auto& v : registry::instance().variants())
-    if (std::find(variants.begin(), variants.end(), v.variant) == variants.end())
-      variants.push_back(v.variant);
+    if (std::find(variants.begin(), variants.end(), v.variant->name) == variants.end())
+      variants.push_back(v.variant->name);
   check_values("--op", o.ops, ops);
-  check_values("--variant", o.variants, variants);
+  check_values("--variant", variant_names, variants);
+  // Names resolve to the variant kinds of that name (several ops may each declare one).
+  for (const auto& v : registry::instance().variants())
+    for (const auto& n : variant_names)
+      if (n == v.variant->name && std::find(o.variants.begin(), o.variants.end(), v.variant) == o.variants.end())
+        o.variants.push_back(v.variant);
   return o;
 }
 

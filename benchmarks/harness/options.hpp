@@ -1,5 +1,9 @@
 #pragma once
 // Command-line options of kcnn-bench (Google Benchmark's --benchmark_* flags pass through).
+#include "axes.hpp"
+
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -12,6 +16,7 @@ struct usage_error : std::runtime_error {
 
 struct options {
   bool list = false;
+  bool catalogue = false;             // --catalogue: the registry as Markdown
   bool help = false;
   bool quick = false;
   bool cold = false;                  // flush caches between repetitions
@@ -23,7 +28,11 @@ struct options {
   bool ceilings_only = false;         // --ceilings: measure the device's ceilings and exit
   bool no_ceilings = false;           // --no-ceilings: skip them (roofline_pct stays empty)
   std::string resume;                 // --resume FILE: skip its ok cases, append the rest to it
-  std::vector<std::string> ops, layouts, spaces, patterns, variants;
+  std::vector<std::string> ops;
+  std::vector<layout_axis> layouts;
+  std::vector<space_axis> spaces;
+  std::vector<pattern_axis> patterns;
+  std::vector<const variant_kind*> variants;  // every registered kind of each name given
   int batch = 0;                      // 0: the suite's own batch
   std::string out = "results";
   std::uint64_t seed = 20161113;
@@ -42,6 +51,10 @@ struct options {
 options parse_options(int argc, char** argv);
 std::string usage_text();
 
-bool matches(const std::vector<std::string>& filter, const std::string& value);
+// An empty filter matches everything.
+template <class T>
+bool matches(const std::vector<T>& filter, const T& value) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), value) != filter.end();
+}
 
 }  // namespace kcnn::bench

@@ -53,10 +53,4 @@ inline oversubscription_plan plan_oversubscription(double free_bytes, double bud
   return p;
 }
 
-// --uvm-cap GiB from the command line (0: no cap), read by the study when it sizes itself.
-inline double& oversubscription_cap_bytes() {
-  static double cap = 4.0 * double(1 << 30);
-  return cap;
-}
-
 }  // namespace kcnn::bench

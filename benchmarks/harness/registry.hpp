@@ -1,7 +1,9 @@
 #pragma once
-// The registry of ops (shape rules) and variants (cases). Layer files register themselves
-// from static initialisers, so there is no central list to keep in sync: a new variant is a
-// new file under benchmarks/layers/ (picked up by the build) and nothing else.
+// The registry of ops (shape rules) and variants (cases). Op files under benchmarks/ops/ and
+// studies under benchmarks/studies/ register themselves from static initialisers, so there is
+// no central list to keep in sync. How to add a variant: benchmarks/README.md.
+#include "axes.hpp"
+
 #include <kcnn/layout.hpp>
 #include <kcnn/validate.hpp>
 
@@ -28,6 +30,10 @@ struct layer_spec {
   dims4 out{};                               // output shape, computed by the op's shape rule
 };
 
+// The layer's identity for sharing a host reference: op, shape and op parameters (not the
+// layout, space or variant, which do not change the logical result).
+std::string reference_key(const layer_spec& s, std::uint64_t seed);
+
 // Parses the whole of `text` as a decimal integer: false for a fraction, an exponent, trailing
 // characters or a value beyond T (suite columns, integer op parameters, command-line counts).
 template <class T>
@@ -35,6 +41,12 @@ bool parse_int_exact(const std::string& text, T& v) {
   const auto res = std::from_chars(text.data(), text.data() + text.size(), v);
   return res.ec == std::errc() && res.ptr == text.data() + text.size();
 }
+
+// Reads an optional numeric op parameter from the suite's params column (throws
+// std::invalid_argument "params: ..." when it does not parse).
+double param_or(const layer_spec& s, const std::string& key, double fallback);
+// Reads an optional integer op parameter: digits only (3.5, 1e300 or 7x are refused), within int.
+int int_param_or(const layer_spec& s, const std::string& key, int fallback);
 
 // Joins two parts of a row's note with "; ", skipping empty ones.
 inline std::string join_notes(const std::string& a, const std::string& b) {
@@ -48,17 +60,15 @@ struct field_error {
 };
 
 // Turns a params check() message "field: what" into a field_error (empty message: no error).
-inline field_error field_error_from(const std::string& e) {
-  if (e.empty()) return {};
-  const auto colon = e.find(": ");
-  if (colon == std::string::npos) return {"op", e};
-  return {e.substr(0, colon), e.substr(colon + 2)};
-}
+field_error field_error_from(const std::string& e);
+// n, c, h and w all > 0.
+field_error check_positive_nchw(const layer_spec& s);
 
 // Shape rule of an op: validates a spec and computes its output shape.
 struct op_info {
   std::string name;
   std::function<field_error(const layer_spec&)> check;
+  // The output shape (empty function: the input's, n x c x h x w).
   std::function<dims4(const layer_spec&)> output;
   // The shapes of its inputs, in order (empty function: one input of n x c x h x w).
   std::function<std::vector<dims4>(const layer_spec&)> inputs;
@@ -68,9 +78,18 @@ struct op_info {
   std::vector<dims4> input_shapes(const layer_spec& s) const {
     return inputs ? inputs(s) : std::vector<dims4>{dims4{s.n, s.c, s.h, s.w}};
   }
+  dims4 output_shape(const layer_spec& s) const { return output ? output(s) : dims4{s.n, s.c, s.h, s.w}; }
 };
 
-// Timing-relevant facts a case reports about itself.
+// What the harness gives a case besides its layer: settings of this run (never globals).
+struct case_settings {
+  double device_l2_bytes = 50.0 * 1024 * 1024;  // for traffic models (host backends: the LLC)
+  double uvm_cap_bytes = 4.0 * double(1 << 30);  // --uvm-cap: budget cap of the oversubscription study
+};
+
+// Timing-relevant facts a case reports about itself. bytes and flops hold from construction;
+// workspace_bytes is exact after setup() (a library may size its workspace there) and an
+// estimate before it.
 struct case_cost {
   double bytes = 0;            // minimal bytes moved (inputs read once, outputs written once)
   double flops = 0;            // floating-point operations
@@ -78,10 +97,6 @@ struct case_cost {
   double passes = -1;          // full passes over the tensor's memory (reads + writes); < 0: not declared
   double predicted_dram_bytes = -1;  // the traffic model's DRAM bytes (conv2d, fc); < 0: no model
 };
-
-// The device's L2 (on host backends the last-level cache) in bytes, for traffic models; set by
-// the runner from the device query before cases are made.
-double& device_l2_bytes();
 
 // One benchmark case, instantiated for one layer spec. The harness drives its life cycle;
 // a case never fences, times or prints.
@@ -98,8 +113,10 @@ class bench_case {
   // Extra measurements the case made itself outside the timed region (e.g. prefetch time),
   // for the row's note; empty if none.
   virtual std::string extra_note() const { return {}; }
-  // Compare the output with the host reference (called after a fence).
+  // Compare the output with the host reference (called after a fence), against tolerance().
   virtual comparison validate() = 0;
+  // The largest relative L2 error accepted: the one fact validation, rows and tests read.
+  virtual double tolerance() const = 0;
   // The output on the host in logical nchw order (for cross-checks between variants).
   virtual std::vector<double> output() = 0;
   // False when running twice changes the result (in-place ops applied to their own output).
@@ -116,18 +133,25 @@ class bench_case {
   virtual std::vector<double> reference_on(const std::vector<std::vector<double>>& /*inputs*/) { return {}; }
   // The kernel gives the right result when its output is its input (elementwise or staged).
   virtual bool in_place_safe() const { return false; }
-  // The variant always writes over its input (output aliases input 0).
-  virtual bool works_in_place() const { return false; }
 };
 
-// A registered variant for one (op, layout, memory space, access pattern, variant) tuple.
+// A registered variant for one (op, layout, memory space, access pattern, variant, tuning).
 struct variant_info {
-  std::string op, layout, space, pattern, variant;
-  std::string tuning;  // extra key component (e.g. a tile factor); empty if none
-  double tolerance = 1e-4;
+  std::string op;
+  layout_axis layout = layout_axis::nchw;      // of the inputs (the key's layout)
+  layout_axis out_layout = layout_axis::nchw;  // of the output: differs for transforms only
+  space_axis space = space_axis::global;
+  pattern_axis pattern = pattern_axis::coalesced;
+  const variant_kind* variant = nullptr;
+  bench::tuning tuning;
+  // The op's baseline in this layout: the reference point of quick runs and uniform plans.
+  bool baseline = false;
   // Empty if the variant can run this spec, otherwise why not (shown by --list).
   std::function<std::string(const layer_spec&)> unsupported;
-  std::function<std::unique_ptr<bench_case>(const layer_spec&)> make;
+  std::function<std::unique_ptr<bench_case>(const layer_spec&, const case_settings&)> make;
+
+  const char* variant_name() const { return variant->name; }
+  bench::origin origin() const { return variant->origin; }
 };
 
 class registry {
@@ -152,6 +176,8 @@ class registry {
   const std::vector<std::pair<std::string, std::string>>& unavailable() const {
     return unavailable_;
   }
+  // The op's baseline in a layout (nullptr if the op has none there).
+  const variant_info* baseline(const std::string& op, layout_axis layout) const;
 
  private:
   std::vector<op_info> ops_;
@@ -167,10 +193,5 @@ struct registrar {
 
 // The key of a case: op/layout/space/pattern/variant/<network>.<layer>/n<batch>[/tuning].
 std::string case_key(const variant_info& v, const layer_spec& s);
-
-// The axis values kcnn knows (for validating command-line filters).
-const std::vector<std::string>& known_layouts();
-const std::vector<std::string>& known_spaces();
-const std::vector<std::string>& known_patterns();
 
 }  // namespace kcnn::bench

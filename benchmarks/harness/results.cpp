@@ -16,7 +16,7 @@ const std::vector<std::string>& result_columns() {
   static const std::vector<std::string> cols = {
       "run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer",
       "op", "n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "out_h", "out_w",
-      "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "key", "cache",
+      "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "origin", "key", "cache",
       "reps", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "time_ms_mean",
       "bytes", "flops", "workspace_bytes", "passes", "gbps", "gflops", "arithmetic_intensity",
       "roofline_pct", "predicted_dram_bytes", "rel_error", "tolerance", "status", "note"};
@@ -36,28 +36,6 @@ std::string csv_escape(const std::string& s) {
     o += ch;
   }
   return o + "\"";
-}
-
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    switch (ch) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\r': o += "\\r"; break;
-      case '\t': o += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-          o += buf;
-        } else {
-          o += ch;
-        }
-    }
-  }
-  return o;
 }
 
 namespace {
@@ -157,7 +135,7 @@ void results_writer::write(const result_row& r) {
       std::to_string(r.s), std::to_string(r.stride), std::to_string(r.pad),
       std::to_string(r.groups), std::to_string(r.out_h), std::to_string(r.out_w),
       std::to_string(r.repeat), r.layout, r.memory_space, r.access_pattern, r.variant, r.tuning,
-      r.key, r.cache, std::to_string(r.reps), timed ? num(r.time_ms_median) : "",
+      r.origin, r.key, r.cache, std::to_string(r.reps), timed ? num(r.time_ms_median) : "",
       timed ? num(r.time_ms_min) : "", timed ? num(r.time_ms_max) : "",
       timed ? num(r.time_ms_stddev) : "", timed ? num(r.time_ms_mean) : "", num(r.bytes, 15),
       num(r.flops, 15), num(r.workspace_bytes, 15), r.passes >= 0 ? num(r.passes) : "", timed ? num(r.bytes / secs / 1e9) : "",
@@ -170,48 +148,43 @@ void results_writer::write(const result_row& r) {
   if (!csv_) throw std::runtime_error("write failed: " + partial_path_);
 }
 
-std::string context_json(const run_context& c, const std::string& extra) {
-  std::ostringstream j;
-  auto str = [](const std::string& s) { return "\"" + json_escape(s) + "\""; };
-  auto list = [&](const std::vector<std::string>& v) {
-    std::string o = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + str(v[i]);
-    return o + "]";
-  };
-  j << "{\n";
-  j << "  \"schema_version\": " << results_schema_version << ",\n";
-  j << "  \"run_id\": " << str(c.run_id) << ",\n";
-  j << "  \"timestamp\": " << str(c.timestamp) << ",\n";
-  j << "  \"suite\": " << str(c.suite) << ",\n";
-  j << "  \"command_line\": " << list(c.command_line) << ",\n";
-  j << "  \"device\": {\n    \"name\": " << str(c.device.name) << ",\n    \"slug\": "
-    << str(c.device.slug) << ",\n    \"backend\": " << str(c.device.backend);
-  for (const auto& [k, v] : c.device.properties) j << ",\n    " << str(k) << ": " << v;
-  j << "\n  },\n";
-  j << "  \"kokkos\": {\n    \"version\": " << str(c.kokkos_version)
-    << ",\n    \"kernels_version\": " << str(c.kokkos_kernels_version)
-    << ",\n    \"backends\": " << list(c.kokkos_backends)
-    << ",\n    \"default_execution_space\": " << str(c.device.backend)
-    << ",\n    \"configuration\": " << str(c.kokkos_configuration) << "\n  },\n";
-  j << "  \"host\": {\n    \"cpu\": " << str(c.host_cpu) << ",\n    \"logical_cpus\": "
-    << c.host_logical_cpus << ",\n    \"hostname\": " << str(c.hostname) << "\n  },\n";
-  j << "  \"build\": {\n    \"compiler\": " << str(c.compiler) << ",\n    \"cxx_flags\": "
-    << str(c.cxx_flags) << ",\n    \"build_type\": " << str(c.build_type) << "\n  },\n";
-  j << "  \"git\": {\n    \"commit\": " << (c.git_known ? str(c.git_commit) : "null")
-    << ",\n    \"clean\": " << (c.git_known ? (c.git_clean ? "true" : "false") : "null")
-    << "\n  }";
-  if (!extra.empty()) j << ",\n" << extra;
-  j << "\n}\n";
-  return j.str();
+json context_json(const run_context& c) {
+  json device = json::object();
+  device.set("name", c.device.name).set("slug", c.device.slug).set("backend", c.device.backend);
+  for (const auto& [k, v] : c.device.properties) device.set(k, json::raw(v));
+  json kokkos = json::object();
+  kokkos.set("version", c.kokkos_version)
+      .set("kernels_version", c.kokkos_kernels_version)
+      .set("backends", json::array_of(c.kokkos_backends))
+      .set("default_execution_space", c.device.backend)
+      .set("configuration", c.kokkos_configuration);
+  json host = json::object();
+  host.set("cpu", c.host_cpu).set("logical_cpus", c.host_logical_cpus).set("hostname", c.hostname);
+  json build = json::object();
+  build.set("compiler", c.compiler).set("cxx_flags", c.cxx_flags).set("build_type", c.build_type);
+  json git = json::object();
+  git.set("commit", c.git_known ? json(c.git_commit) : json()).set("clean", c.git_known ? json(c.git_clean) : json());
+  json j = json::object();
+  j.set("schema_version", results_schema_version)
+      .set("run_id", c.run_id)
+      .set("timestamp", c.timestamp)
+      .set("suite", c.suite)
+      .set("command_line", json::array_of(c.command_line))
+      .set("device", device)
+      .set("kokkos", kokkos)
+      .set("host", host)
+      .set("build", build)
+      .set("git", git);
+  return j;
 }
 
-void results_writer::close(const std::string& extra_json_fields) {
+void results_writer::close(const json& extra) {
   if (closed_) return;
   csv_.close();
   const std::string json_tmp = json_path_ + ".partial";
   {
     std::ofstream js(json_tmp, std::ios::out | std::ios::trunc);
-    js << context_json(ctx_, extra_json_fields);
+    js << context_json(ctx_).merge(extra).dump();
     if (!js) throw std::runtime_error("cannot write " + json_tmp);
   }
   std::error_code ec;

@@ -3,6 +3,7 @@
 // JSON sidecar with the run's context. Rows are flushed as cases finish into <file>.partial;
 // close() renames it to the final name, so the final file appears atomically.
 #include "context.hpp"
+#include "json.hpp"
 
 #include <fstream>
 #include <string>
@@ -10,13 +11,14 @@
 
 namespace kcnn::bench {
 
-inline constexpr int results_schema_version = 2;
+inline constexpr int results_schema_version = 3;
 
 struct result_row {
   std::string suite, network, layer, op;
   int n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 0, pad = 0, groups = 0;
   int out_h = 0, out_w = 0, repeat = 1;
   std::string layout, memory_space, access_pattern, variant, tuning, key;
+  std::string origin;  // kcnn | peer | fault; empty for rows that are not cases (network, memory_plan, ceiling)
   std::string cache;  // warm | flushed
   int reps = 0;
   double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0, time_ms_stddev = 0,
@@ -38,7 +40,6 @@ std::vector<std::string> finished_keys(const std::string& path);
 
 // CSV field quoting (RFC 4180).
 std::string csv_escape(const std::string& s);
-std::string json_escape(const std::string& s);
 
 class results_writer {
  public:
@@ -52,8 +53,9 @@ class results_writer {
   results_writer(const append_to& existing, const run_context& ctx);
   ~results_writer();
   void write(const result_row& row);
-  // Writes the JSON sidecar (atomically) and renames the CSV into place.
-  void close(const std::string& extra_json_fields);
+  // Writes the JSON sidecar (the context plus the members of `extra`, atomically) and renames
+  // the CSV into place.
+  void close(const json& extra);
   const std::string& final_path() const { return final_path_; }
   const std::string& json_path() const { return json_path_; }
   const run_context& context() const { return ctx_; }
@@ -65,6 +67,6 @@ class results_writer {
   bool closed_ = false;
 };
 
-std::string context_json(const run_context& ctx, const std::string& extra_fields);
+json context_json(const run_context& ctx);
 
 }  // namespace kcnn::bench

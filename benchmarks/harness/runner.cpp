@@ -1,28 +1,30 @@
+// kcnn-bench's top level: parse the command line, load the suites, then one mode: --help,
+// --list, --catalogue, --ceilings, --memory-plan, or the benchmark run (with --network's forward
+// passes after it). Selection (selection.cpp), measurement (measure.cpp) and output (results.cpp)
+// are their own units; settings travel as values.
 #include "runner.hpp"
 
+#include "catalogue.hpp"
 #include "ceilings.hpp"
 #include "context.hpp"
+#include "format.hpp"
+#include "measure.hpp"
 #include "modes.hpp"
 #include "options.hpp"
-#include "oversubscription.hpp"
 #include "registry.hpp"
 #include "results.hpp"
+#include "selection.hpp"
 #include "stats.hpp"
 #include "suite.hpp"
-
-#include <kcnn/compat.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <csignal>
-#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <memory>
-#include <new>
-#include <set>
 #include <sstream>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -47,53 +49,20 @@ namespace {
 volatile std::sig_atomic_t stop_signal = 0;
 extern "C" void on_stop_signal(int s) { stop_signal = s; }
 
-struct planned_case {
-  const variant_info* variant;
-  layer_spec spec;
-  std::string key;
-};
-
-// Evicts caches between repetitions when --cold is given: writes a buffer several times the
-// last-level cache (L2 on GPUs) in the default execution space.
-class cache_flusher {
+// The benchmark run: every planned case through Google Benchmark (which sees one iteration whose
+// manual time is the harness's median), one row each, a progress line each.
+class benchmark_run {
  public:
-  explicit cache_flusher(double cache_bytes) {
-    const std::size_t n = std::size_t(std::max(4.0 * cache_bytes, 64.0 * 1024 * 1024) / sizeof(float));
-    buf_ = Kokkos::View<float*>("kcnn::cache_flush", n);
-  }
-  struct touch {
-    Kokkos::View<float*> b;
-    KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { b(i) += 1.0f; }
-  };
-  void operator()() const {
-    Kokkos::parallel_for("kcnn::cache_flush", Kokkos::RangePolicy<>(0, buf_.extent(0)),
-                         touch{buf_});
-  }
-
- private:
-  Kokkos::View<float*> buf_;
-};
-
-std::string fmt(double v, int prec) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(prec) << v;
-  return o.str();
-}
-
-class run_state {
- public:
-  run_state(const options& o, std::vector<planned_case> cases, results_writer& w,
-            const run_context& ctx, const ceilings& ceil)
-      : opt_(o), cases_(std::move(cases)), writer_(w), ctx_(ctx), ceil_(ceil) {
+  benchmark_run(const options& o, std::vector<planned_case> cases, results_writer& w, const run_context& ctx,
+                const ceilings& ceil, const case_settings& settings)
+      : opt_(o), policy_(timing_policy::from(o)), cases_(std::move(cases)), writer_(w), ctx_(ctx), ceil_(ceil),
+        settings_(settings) {
     if (opt_.cold) flusher_ = std::make_unique<cache_flusher>(ctx.device.l2_or_llc_bytes);
   }
 
-  void register_all() {
+  void add_to_google_benchmark() {
     for (std::size_t i = 0; i < cases_.size(); ++i) {
-      auto* b = benchmark::RegisterBenchmark(cases_[i].key.c_str(),
-                                             [this, i](benchmark::State& st) { run_case(st, i); });
-      // The harness decides the number of repetitions itself (noise criterion + budget);
-      // Google Benchmark sees one iteration whose manual time is the median.
+      auto* b = benchmark::RegisterBenchmark(cases_[i].key.c_str(), [this, i](benchmark::State& st) { run_case(st, i); });
       b->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     }
   }
@@ -101,80 +70,36 @@ class run_state {
   void summary(std::ostream& os) const {
     std::size_t w = 10;
     for (const auto& r : rows_) w = std::max(w, r.key.size());
-    os << "\nkcnn summary (" << rows_.size() << " cases, device " << ctx_.device.name
-       << ", backend " << ctx_.device.backend << ")\n";
-    os << std::left << std::setw(int(w)) << "case" << std::right << std::setw(12) << "median ms"
-       << std::setw(10) << "GB/s" << std::setw(10) << "GFLOP/s" << std::setw(11) << "rel_err"
-       << "  status\n";
+    os << "\nkcnn summary (" << rows_.size() << " cases, device " << ctx_.device.name << ", backend "
+       << ctx_.device.backend << ")\n";
+    os << std::left << std::setw(int(w)) << "case" << std::right << std::setw(12) << "median ms" << std::setw(10)
+       << "GB/s" << std::setw(10) << "GFLOP/s" << std::setw(11) << "rel_err" << "  status\n";
     for (const auto& r : rows_) {
       const bool t = r.status == "ok";
       const double s = r.time_ms_median * 1e-3;
+      std::ostringstream err;
+      err << std::setprecision(2) << r.rel_error;
       os << std::left << std::setw(int(w)) << r.key << std::right << std::setw(12)
-         << (t ? fmt(r.time_ms_median, 4) : "-") << std::setw(10)
-         << (t ? fmt(r.bytes / s / 1e9, 2) : "-") << std::setw(10)
-         << (t ? fmt(r.flops / s / 1e9, 2) : "-") << std::setw(11)
-         << (r.rel_error >= 0 ? [&] { std::ostringstream o; o << std::setprecision(2) << r.rel_error; return o.str(); }() : "-")
-         << "  " << r.status << (r.note.empty() || r.status == "ok" ? "" : " (" + r.note + ")")
-         << "\n";
+         << (t ? fixed(r.time_ms_median, 4) : "-") << std::setw(10) << (t ? fixed(r.bytes / s / 1e9, 2) : "-")
+         << std::setw(10) << (t ? fixed(r.flops / s / 1e9, 2) : "-") << std::setw(11)
+         << (r.rel_error >= 0 ? err.str() : "-") << "  " << r.status
+         << (r.note.empty() || r.status == "ok" ? "" : " (" + r.note + ")") << "\n";
     }
   }
 
   int failures() const { return failures_; }
   const std::vector<measured_case>& measured() const { return measured_; }
   std::size_t count(const std::string& status) const {
-    std::size_t n = 0;
-    for (const auto& r : rows_) n += r.status == status;
-    return n;
+    return std::size_t(std::count_if(rows_.begin(), rows_.end(), [&](const result_row& r) { return r.status == status; }));
   }
 
  private:
-  result_row base_row(const planned_case& pc) const {
-    result_row r;
-    const auto& s = pc.spec;
-    r.suite = ctx_.suite;
-    r.network = s.network;
-    r.layer = s.layer;
-    r.op = s.op;
-    r.n = s.n; r.c = s.c; r.h = s.h; r.w = s.w; r.k = s.k; r.r = s.r; r.s = s.s;
-    r.stride = s.stride; r.pad = s.pad; r.groups = s.groups;
-    r.out_h = s.out.h; r.out_w = s.out.w; r.repeat = s.repeat;
-    r.layout = pc.variant->layout;
-    r.memory_space = pc.variant->space;
-    r.access_pattern = pc.variant->pattern;
-    r.variant = pc.variant->variant;
-    r.tuning = pc.variant->tuning;
-    r.key = pc.key;
-    r.cache = opt_.cold ? "flushed" : "warm";
-    r.tolerance = pc.variant->tolerance;
-    return r;
-  }
-
   void progress(std::size_t i) {
     const double el = clock_.seconds();
     std::ostringstream o;
-    o << "[" << (i + 1) << "/" << cases_.size() << "] " << cases_[i].key << "  elapsed "
-      << fmt(el, 1) << "s";
-    if (done_ > 0) o << ", ~" << fmt(el / double(done_) * double(cases_.size() - done_), 1) << "s left";
+    o << "[" << (i + 1) << "/" << cases_.size() << "] " << cases_[i].key << "  elapsed " << fixed(el, 1) << "s";
+    if (done_ > 0) o << ", ~" << fixed(el / double(done_) * double(cases_.size() - done_), 1) << "s left";
     std::cerr << o.str() << std::endl;
-  }
-
-  // Kokkos reports a failed allocation as a std::bad_alloc or, depending on the version, a
-  // std::runtime_error: "Kokkos failed to allocate memory for label ..." (3.x), "Kokkos ERROR:
-  // Host memory space failed to allocate 1024 TiB (label=...)" (4.6).
-  static bool out_of_memory(const std::exception& e) {
-    if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
-    const std::string m = e.what();
-    return m.find("failed to allocate") != std::string::npos ||
-           m.find("cudaErrorMemoryAllocation") != std::string::npos;
-  }
-
-  void finish(result_row& row) {
-    if (row.status == "ok")
-      row.roofline_pct = roofline_pct(ceil_, row.bytes, row.flops, row.time_ms_median * 1e-3);
-    writer_.write(row);
-    if (row.status == "failed_validation" || row.status == "error") ++failures_;
-    rows_.push_back(row);
-    ++done_;
   }
 
   void run_case(benchmark::State& st, std::size_t i) {
@@ -184,97 +109,32 @@ class run_state {
     }
     const planned_case& pc = cases_[i];
     progress(i);
-    result_row row = base_row(pc);
-    std::unique_ptr<bench_case> c;
-    try {
-      c = pc.variant->make(pc.spec);
-      const case_cost cost = c->cost();
-      row.bytes = cost.bytes;
-      row.flops = cost.flops;
-      row.workspace_bytes = cost.workspace_bytes;
-      row.passes = cost.passes;
-      row.predicted_dram_bytes = cost.predicted_dram_bytes;
-      c->setup(opt_.seed);
-      Kokkos::fence();
-      // Validate first: one run on poisoned outputs, compared with the host reference.
-      c->before_run();
-      Kokkos::fence();
-      Kokkos::Timer validate_clock;
-      c->run();
-      Kokkos::fence();
-      const double validate_s = validate_clock.seconds();
-      const comparison cmp = c->validate();
-      row.rel_error = cmp.non_finite > 0 ? -1 : cmp.rel_l2;
-      if (!cmp.passed) {
-        row.status = "failed_validation";
-        row.note = cmp.message;
-        finish(row);
-        st.SkipWithError(("failed validation: " + cmp.message).c_str());
-        return;
-      }
-      // Quick mode is a smoke pass: a case whose validation run alone exceeded the budget is
-      // not run again; that fenced run is its one sample (the row's note says so).
-      const bool slow_quick = opt_.quick && validate_s > opt_.budget_s;
-      const int warmup = slow_quick ? 0 : opt_.warmup;
-      for (int k = 0; k < warmup; ++k) {
-        c->before_run();
-        Kokkos::fence();
-        c->run();
-      }
-      Kokkos::fence();
-      std::vector<double> samples;
-      if (slow_quick) samples.push_back(validate_s);
-      for (auto _ : st) {
-        Kokkos::Timer budget;
-        sample_stats s;
-        while (!slow_quick) {
-          if (flusher_) (*flusher_)();
-          c->before_run();
-          Kokkos::fence();  // nothing else in flight when the clock starts
-          Kokkos::Timer t;
-          c->run();
-          Kokkos::fence();  // the kernel has finished when the clock stops
-          samples.push_back(t.seconds());
-          const int n = int(samples.size());
-          if (n >= opt_.max_reps) break;
-          if (n >= opt_.min_reps) {
-            s = summarize(samples);
-            if (s.rel_spread() < opt_.target_spread || budget.seconds() > opt_.budget_s) break;
-          }
-        }
-        s = summarize(samples);
-        st.SetIterationTime(s.median);
-        row.reps = int(samples.size());
-        row.time_ms_median = s.median * 1e3;
-        row.time_ms_min = s.min * 1e3;
-        row.time_ms_max = s.max * 1e3;
-        row.time_ms_mean = s.mean * 1e3;
-        row.time_ms_stddev = s.stddev * 1e3;
-      }
+    result_row row = case_row(pc, ctx_.suite, opt_.cold);
+    measure_case(pc, settings_, policy_, opt_.seed, flusher_.get(), row);
+    if (row.status == "ok") {
+      for (auto _ : st) st.SetIterationTime(row.time_ms_median * 1e-3);
       st.counters["bytes"] = benchmark::Counter(row.bytes, benchmark::Counter::kIsRate);
       st.counters["flops"] = benchmark::Counter(row.flops, benchmark::Counter::kIsRate);
       st.counters["reps"] = row.reps;
       st.counters["rel_err"] = row.rel_error;
-      row.status = "ok";
-      row.note = c->extra_note();
-      if (slow_quick) row.note = join_notes(row.note, "quick: the validation run timed");
-      row.note = join_notes(row.note, noisy_note(summarize(samples), samples.size(), opt_.noisy_spread));
+      row.roofline_pct = roofline_pct(ceil_, row.bytes, row.flops, row.time_ms_median * 1e-3);
       measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.time_ms_median});
-      finish(row);
-    } catch (const std::exception& e) {
-      // A case too big for the device is skipped (the run goes on); anything else is an error.
-      row.status = out_of_memory(e) ? "skipped" : "error";
-      row.note = out_of_memory(e) ? std::string("out of memory: ") + e.what() : e.what();
-      finish(row);
-      st.SkipWithError(row.note.c_str());
+    } else {
+      st.SkipWithError((row.status == "failed_validation" ? "failed validation: " + row.note : row.note).c_str());
     }
+    writer_.write(row);
+    if (row.status == "failed_validation" || row.status == "error") ++failures_;
+    rows_.push_back(row);
+    ++done_;
   }
 
   const options& opt_;
+  const timing_policy policy_;
   std::vector<planned_case> cases_;
   results_writer& writer_;
   const run_context& ctx_;
   const ceilings& ceil_;
+  const case_settings settings_;
   std::unique_ptr<cache_flusher> flusher_;
   std::vector<result_row> rows_;
   std::vector<measured_case> measured_;
@@ -283,27 +143,10 @@ class run_state {
   int failures_ = 0;
 };
 
-// What one timed repetition costs with nothing in it: fence, timer start, an empty one-element
-// kernel, fence, timer read (median of 200). Recorded in the context; a case's time includes it.
-struct empty_kernel {
-  KOKKOS_INLINE_FUNCTION void operator()(const int) const {}
-};
-double timer_overhead_seconds() {
-  std::vector<double> t;
-  for (int i = 0; i < 200; ++i) {
-    Kokkos::fence();
-    Kokkos::Timer timer;
-    Kokkos::parallel_for("kcnn::empty", Kokkos::RangePolicy<>(0, 1), empty_kernel{});
-    Kokkos::fence();
-    t.push_back(timer.seconds());
-  }
-  return summarize(t).median;
-}
-
 void print_ceilings(std::ostream& os, const ceilings& c) {
-  os << "kcnn-bench: ceilings: copy " << fmt(c.copy_gbps, 1) << " GB/s, triad " << fmt(c.triad_gbps, 1)
-     << " GB/s, fma " << fmt(c.fma_gflops, 1) << " GFLOP/s, gemm(" << c.gemm_n << ") "
-     << fmt(c.gemm_gflops, 1) << " GFLOP/s (" << fmt(c.seconds, 1) << " s)\n";
+  os << "kcnn-bench: ceilings: copy " << fixed(c.copy_gbps, 1) << " GB/s, triad " << fixed(c.triad_gbps, 1)
+     << " GB/s, fma " << fixed(c.fma_gflops, 1) << " GFLOP/s, gemm(" << c.gemm_n << ") " << fixed(c.gemm_gflops, 1)
+     << " GFLOP/s (" << fixed(c.seconds, 1) << " s)\n";
 }
 
 // --ceilings: the ceilings alone, as op `ceiling` rows (variant copy, triad, fma, gemm) and in
@@ -320,8 +163,8 @@ int run_ceilings_only(int argc, char** argv, const options& opt) {
     r.layer = variant;
     r.op = "ceiling";
     r.layout = "-";
-    r.memory_space = "global";
-    r.access_pattern = "coalesced";
+    r.memory_space = name(space_axis::global);
+    r.access_pattern = name(pattern_axis::coalesced);
     r.variant = variant;
     r.key = "ceiling/" + variant;
     r.cache = "warm";
@@ -334,20 +177,143 @@ int run_ceilings_only(int argc, char** argv, const options& opt) {
     r.roofline_pct = roofline_pct(c, bytes, flops, seconds);
     writer.write(r);
   };
-  row("copy", c.copy_s, 2 * c.array_bytes, 0, "b[i] = a[i] over " + fmt(c.array_bytes / 1048576.0, 0) + " MiB arrays");
-  row("triad", c.triad_s, 3 * c.array_bytes, 0, "a[i] = b[i] + s c[i] over " + fmt(c.array_bytes / 1048576.0, 0) + " MiB arrays");
+  const std::string arrays = fixed(c.array_bytes / 1048576.0, 0) + " MiB arrays";
+  row("copy", c.copy_s, 2 * c.array_bytes, 0, "b[i] = a[i] over " + arrays);
+  row("triad", c.triad_s, 3 * c.array_bytes, 0, "a[i] = b[i] + s c[i] over " + arrays);
   row("fma", c.fma_s, 0, c.fma_flops, "independent fp32 FMA chains per work item (128 host, 32 GPU)");
   const double g = double(c.gemm_n);
   row("gemm", c.gemm_s, 3 * 4 * g * g, 2 * g * g * g, "KokkosBlas::gemm fp32 " + std::to_string(c.gemm_n) + "^3");
-  writer.close("  \"ceilings\": " + ceilings_json(c) + ",\n  \"mode\": \"ceilings\"");
+  writer.close(json::object().set("ceilings", ceilings_json(c)).set("mode", "ceilings"));
   std::cerr << "kcnn-bench: results in " << writer.final_path() << "\n";
   return 0;
 }
 
-std::string joined_suite_name(const std::vector<suite>& suites) {
+// --memory-plan: the memory-planning table of every network suite.
+int run_memory_plan_mode(int argc, char** argv, const options& opt, std::vector<suite>& suites) {
+  const run_context ctx = make_context(argc, argv, "memory_plan");
+  results_writer writer(opt.out, ctx);
+  const int rc = run_memory_plan(opt, suites, writer);
+  writer.close(json::object().set("mode", "memory_plan"));
+  std::cerr << "kcnn-bench: results in " << writer.final_path() << "\n";
+  return rc;
+}
+
+// --list: one key per line on stdout, the reasons on stderr.
+int list_cases(const selection& sel) {
+  for (const auto& c : sel.cases) std::cout << c.key << "\n";
+  for (const auto& [what, why] : registry::instance().unavailable())
+    std::cerr << "# not on this build: " << what << ": " << why << "\n";
+  for (const auto& s : sel.not_applicable) std::cerr << "# not applicable: " << s << "\n";
+  return 0;
+}
+
+std::string joined_suite_name(const options& opt, const std::vector<suite>& suites) {
+  if (std::find(opt.suites.begin(), opt.suites.end(), "all") != opt.suites.end()) return "all";
   std::string s;
   for (const auto& su : suites) s += (s.empty() ? "" : "+") + su.name;
   return s;
+}
+
+// A layer whose operands alone exceed the device's memory is an input error, found before
+// anything is written (cost() before setup: operand bytes plus the workspace estimate).
+bool fits_device(const std::vector<planned_case>& cases, const run_context& ctx, const case_settings& settings) {
+  if (ctx.device.memory_bytes <= 0) return true;
+  for (const auto& c : cases) {
+    const case_cost cost = c.variant->make(c.spec, settings)->cost();
+    if (cost.bytes + cost.workspace_bytes > ctx.device.memory_bytes) {
+      std::cerr << "kcnn-bench: error: " << c.spec.file << ":" << c.spec.line << ": field 'n': layer '" << c.spec.layer
+                << "' needs " << fixed((cost.bytes + cost.workspace_bytes) / 1073741824.0, 1)
+                << " GiB for its operands (" << c.key << "), more than the device's "
+                << fixed(ctx.device.memory_bytes / 1073741824.0, 1) << " GiB\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+json run_summary_json(const options& opt, const benchmark_run& run, const ceilings& ceil, double overhead_s,
+                      int interrupted_by) {
+  const timing_policy p = timing_policy::from(opt);
+  json timing = json::object();
+  timing.set("warmup", p.warmup)
+      .set("min_reps", p.min_reps)
+      .set("max_reps", p.max_reps)
+      .set("budget_s", p.budget_s)
+      .set("target_rel_spread", p.target_spread)
+      .set("noisy_rel_spread", p.noisy_spread)
+      .set("timer_overhead_us", overhead_s * 1e6)
+      .set("quick", p.quick)
+      .set("cache", opt.cold ? "flushed" : "warm")
+      .set("seed", static_cast<unsigned long long>(opt.seed))
+      .set("fence", "Kokkos::fence() before and after every timed repetition");
+  json cases = json::object();
+  for (const char* s : {"ok", "failed_validation", "skipped", "error"}) cases.set(s, static_cast<unsigned long>(run.count(s)));
+  json extra = json::object();
+  extra.set("timing", timing).set("ceilings", ceilings_json(ceil)).set("cases", cases).set("interrupted", interrupted_by != 0);
+  if (!opt.resume.empty()) extra.set("resumed", opt.resume);
+  return extra;
+}
+
+// The benchmark run over the selected cases, then --network's plans.
+int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<suite>& suites,
+                   std::vector<planned_case> cases) {
+  std::vector<char*> gb_argv;
+  std::vector<std::string> passthrough = opt.passthrough;
+  for (auto& a : passthrough) gb_argv.push_back(a.data());
+  int gb_argc = int(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
+
+  const run_context ctx = make_context(argc, argv, joined_suite_name(opt, suites));
+  case_settings settings;
+  settings.device_l2_bytes = ctx.device.l2_or_llc_bytes;
+  settings.uvm_cap_bytes = opt.uvm_cap_gib * double(1 << 30);
+  if (!fits_device(cases, ctx, settings)) return 2;
+  std::unique_ptr<results_writer> writer;
+  try {
+    writer = opt.resume.empty() ? std::make_unique<results_writer>(opt.out, ctx)
+                                : std::make_unique<results_writer>(results_writer::append_to{opt.resume}, ctx);
+  } catch (const std::exception& e) {
+    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+    return 2;
+  }
+  benchmark::AddCustomContext("kcnn.device", ctx.device.name);
+  benchmark::AddCustomContext("kcnn.backend", ctx.device.backend);
+  benchmark::AddCustomContext("kcnn.kokkos_version", ctx.kokkos_version);
+  benchmark::AddCustomContext("kcnn.git_commit", ctx.git_commit);
+
+  ceilings ceil;
+  if (!opt.no_ceilings) {
+    ceil = measure_ceilings(ctx.device.l2_or_llc_bytes);
+    print_ceilings(std::cerr, ceil);
+  }
+  const double overhead_s = timer_overhead_seconds();
+  benchmark_run run(opt, std::move(cases), *writer, ctx, ceil, settings);
+  run.add_to_google_benchmark();
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  benchmark::RunSpecifiedBenchmarks();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  const int interrupted_by = int(stop_signal);
+  benchmark::ClearRegisteredBenchmarks();
+  run.summary(std::cout);
+  int network_failures = 0;
+  if (opt.network && !interrupted_by) network_failures = run_network_plans(opt, suites, run.measured(), *writer, settings);
+
+  try {
+    writer->close(run_summary_json(opt, run, ceil, overhead_s, interrupted_by));
+  } catch (const std::exception& e) {
+    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+    return 1;
+  }
+  std::cerr << "kcnn-bench: results in " << writer->final_path() << " (context " << writer->json_path() << ")\n";
+  if (interrupted_by) {
+    std::cerr << "kcnn-bench: interrupted by signal " << interrupted_by << ": " << run.count("ok")
+              << " cases finished and written; --resume " << writer->final_path() << " runs the rest\n";
+    return 128 + interrupted_by;
+  }
+  return run.failures() + network_failures > 0 ? 1 : 0;
 }
 
 int run(int argc, char** argv) {
@@ -362,180 +328,46 @@ int run(int argc, char** argv) {
     std::cout << usage_text();
     return 0;
   }
-  oversubscription_cap_bytes() = opt.uvm_cap_gib * double(1 << 30);
+  if (opt.catalogue) {
+    std::cout << catalogue_markdown(registry::instance());
+    return 0;
+  }
   if ((opt.memory_plan || opt.network) && !opt.suites_given) opt.suites = {"all"};
 
   std::vector<suite> suites;
-  std::vector<planned_case> cases;
-  std::vector<std::string> not_applicable;
+  selection sel;
   try {
-    for (const auto& name : opt.suites) {
-      if (name == "all") {
-        for (auto& su : all_network_suites()) suites.push_back(std::move(su));
-      } else {
-        suites.push_back(load_suite(resolve_suite(name)));
-      }
-    }
-    for (auto& su : suites)
-      if (opt.batch > 0) set_batch(su, opt.batch);
+    suites = load_suites(opt);
     if (opt.ceilings_only && !opt.list) return run_ceilings_only(argc, argv, opt);
-    if (opt.memory_plan && !opt.list) {
-      const run_context ctx = make_context(argc, argv, "memory_plan");
-      results_writer writer(opt.out, ctx);
-      const int rc = run_memory_plan(opt, suites, writer);
-      writer.close("  \"mode\": \"memory_plan\"");
-      std::cerr << "kcnn-bench: results in " << writer.final_path() << "\n";
-      return rc;
-    }
-    // --quick on a network suite without variant filters: a smoke pass over every layer, once,
-    // with the op's baseline (its first registered global-memory variant without tuning) in
-    // nchw unless --layout says otherwise (--network: every layout, its per-layer plan chooses
-    // among them), since the full catalogue of a real network takes hours on a host.
-    const bool baseline_only = opt.quick && opt.variants.empty() && opt.spaces.empty() && opt.patterns.empty();
-    const std::vector<std::string> quick_layouts =
-        opt.layouts.empty() && !opt.network ? std::vector<std::string>{"nchw"} : opt.layouts;
-    std::set<const variant_info*> baseline;
-    {
-      std::set<std::pair<std::string, std::string>> seen;
-      for (const auto& v : registry::instance().variants())
-        if (v.space == "global" && v.tuning.empty() && seen.insert({v.op, v.layout}).second) baseline.insert(&v);
-    }
-    for (auto& su : suites)
-      for (const auto& spec : su.layers) {
-        const bool smoke = baseline_only && su.kind == suite_kind::network;
-        for (const auto& v : registry::instance().variants()) {
-          if (smoke && !baseline.count(&v)) continue;
-          if (v.op != spec.op || !matches(opt.ops, v.op) ||
-              !matches(smoke ? quick_layouts : opt.layouts, v.layout) ||
-              !matches(opt.spaces, v.space) || !matches(opt.patterns, v.pattern) ||
-              !matches(opt.variants, v.variant))
-            continue;
-          const std::string key = case_key(v, spec);
-          const std::string why = v.unsupported ? v.unsupported(spec) : std::string();
-          if (!why.empty()) not_applicable.push_back(key + ": " + why);
-          else cases.push_back({&v, spec, key});
-        }
-      }
+    if (opt.memory_plan && !opt.list) return run_memory_plan_mode(argc, argv, opt, suites);
+    sel = select_cases(opt, suites);
   } catch (const suite_error& e) {
     std::cerr << "kcnn-bench: error: " << e.what() << "\n";
     return 2;
   }
-
-  if (opt.list) {
-    for (const auto& c : cases) std::cout << c.key << "\n";
-    // Reasons go to stderr so that stdout stays one key per line.
-    for (const auto& [what, why] : registry::instance().unavailable())
-      std::cerr << "# not on this build: " << what << ": " << why << "\n";
-    for (const auto& s : not_applicable) std::cerr << "# not applicable: " << s << "\n";
-    return 0;
-  }
-  if (!not_applicable.empty())
-    std::cerr << "kcnn-bench: " << not_applicable.size() << " selected case(s) not applicable here (--list says why)\n";
+  if (opt.list) return list_cases(sel);
+  if (!sel.not_applicable.empty())
+    std::cerr << "kcnn-bench: " << sel.not_applicable.size() << " selected case(s) not applicable here (--list says why)\n";
   if (!opt.resume.empty()) {
-    std::set<std::string> done;
+    const std::size_t before = sel.cases.size();
     try {
-      for (auto& k : finished_keys(opt.resume)) done.insert(k);
+      sel.cases = not_yet_finished(std::move(sel.cases), opt.resume);
     } catch (const std::exception& e) {
       std::cerr << "kcnn-bench: error: " << e.what() << "\n";
       return 2;
     }
-    const std::size_t before = cases.size();
-    cases.erase(std::remove_if(cases.begin(), cases.end(), [&](const planned_case& c) { return done.count(c.key) > 0; }),
-                cases.end());
-    std::cerr << "kcnn-bench: --resume: " << before - cases.size() << " of " << before << " cases already in "
+    std::cerr << "kcnn-bench: --resume: " << before - sel.cases.size() << " of " << before << " cases already in "
               << opt.resume << "\n";
-    if (cases.empty()) {
+    if (sel.cases.empty()) {
       std::cerr << "kcnn-bench: nothing left to run\n";
       return 0;
     }
   }
-  if (cases.empty()) {
+  if (sel.cases.empty()) {
     std::cerr << "kcnn-bench: error: no case matches the filters (try --list)\n";
     return 2;
   }
-
-  std::vector<char*> gb_argv;
-  for (auto& a : opt.passthrough) gb_argv.push_back(a.data());
-  int gb_argc = int(gb_argv.size());
-  benchmark::Initialize(&gb_argc, gb_argv.data());
-  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
-
-  const bool all = std::find(opt.suites.begin(), opt.suites.end(), "all") != opt.suites.end();
-  const run_context ctx = make_context(argc, argv, all ? std::string("all") : joined_suite_name(suites));
-  // A layer whose operands alone exceed the device's memory is an input error, found before
-  // anything is written.
-  for (const auto& c : cases) {
-    const case_cost cost = c.variant->make(c.spec)->cost();
-    if (ctx.device.memory_bytes > 0 && cost.bytes + cost.workspace_bytes > ctx.device.memory_bytes) {
-      std::cerr << "kcnn-bench: error: " << c.spec.file << ":" << c.spec.line << ": field 'n': layer '"
-                << c.spec.layer << "' needs " << fmt((cost.bytes + cost.workspace_bytes) / 1073741824.0, 1)
-                << " GiB for its operands (" << c.key << "), more than the device's "
-                << fmt(ctx.device.memory_bytes / 1073741824.0, 1) << " GiB\n";
-      return 2;
-    }
-  }
-  std::unique_ptr<results_writer> writer;
-  try {
-    writer = opt.resume.empty() ? std::make_unique<results_writer>(opt.out, ctx)
-                                : std::make_unique<results_writer>(results_writer::append_to{opt.resume}, ctx);
-  } catch (const std::exception& e) {
-    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
-    return 2;
-  }
-  benchmark::AddCustomContext("kcnn.device", ctx.device.name);
-  benchmark::AddCustomContext("kcnn.backend", ctx.device.backend);
-  benchmark::AddCustomContext("kcnn.kokkos_version", ctx.kokkos_version);
-  benchmark::AddCustomContext("kcnn.git_commit", ctx.git_commit);
-
-  device_l2_bytes() = ctx.device.l2_or_llc_bytes;
-  ceilings ceil;
-  if (!opt.no_ceilings) {
-    ceil = measure_ceilings(ctx.device.l2_or_llc_bytes);
-    print_ceilings(std::cerr, ceil);
-  }
-  const double overhead_s = timer_overhead_seconds();
-  run_state state(opt, std::move(cases), *writer, ctx, ceil);
-  state.register_all();
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
-  benchmark::RunSpecifiedBenchmarks();
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  const int interrupted_by = int(stop_signal);
-  benchmark::ClearRegisteredBenchmarks();
-  state.summary(std::cout);
-  int network_failures = 0;
-  if (opt.network && !interrupted_by) network_failures = run_network_plans(opt, suites, state.measured(), *writer);
-
-  std::ostringstream extra;
-  extra << "  \"timing\": {\n    \"warmup\": " << opt.warmup << ",\n    \"min_reps\": "
-        << opt.min_reps << ",\n    \"max_reps\": " << opt.max_reps << ",\n    \"budget_s\": "
-        << opt.budget_s << ",\n    \"target_rel_spread\": " << opt.target_spread
-        << ",\n    \"noisy_rel_spread\": " << opt.noisy_spread
-        << ",\n    \"timer_overhead_us\": " << overhead_s * 1e6
-        << ",\n    \"quick\": " << (opt.quick ? "true" : "false") << ",\n    \"cache\": \""
-        << (opt.cold ? "flushed" : "warm") << "\",\n    \"seed\": " << opt.seed
-        << ",\n    \"fence\": \"Kokkos::fence() before and after every timed repetition\"\n  },\n"
-        << "  \"ceilings\": " << ceilings_json(ceil) << ",\n"
-        << "  \"cases\": {\"ok\": " << state.count("ok")
-        << ", \"failed_validation\": " << state.count("failed_validation")
-        << ", \"skipped\": " << state.count("skipped") << ", \"error\": " << state.count("error")
-        << "},\n  \"interrupted\": " << (interrupted_by ? "true" : "false");
-  if (!opt.resume.empty()) extra << ",\n  \"resumed\": " << "\"" << json_escape(opt.resume) << "\"";
-  try {
-    writer->close(extra.str());
-  } catch (const std::exception& e) {
-    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
-    return 1;
-  }
-  std::cerr << "kcnn-bench: results in " << writer->final_path() << " (context "
-            << writer->json_path() << ")\n";
-  if (interrupted_by) {
-    std::cerr << "kcnn-bench: interrupted by signal " << interrupted_by << ": " << state.count("ok")
-              << " cases finished and written; --resume " << writer->final_path() << " runs the rest\n";
-    return 128 + interrupted_by;
-  }
-  return state.failures() + network_failures > 0 ? 1 : 0;
+  return run_benchmarks(argc, argv, opt, suites, std::move(sel.cases));
 }
 
 }  // namespace

@@ -230,7 +230,7 @@ suite parse_suite(const std::string& path, const std::string& text) {
       for (std::string name; is >> name;) sp.inputs.push_back(name);
       try {
         if (const field_error e = oi->check(sp)) fail(path, line, e.field, e.message);
-        sp.out = oi->output(sp);
+        sp.out = oi->output_shape(sp);
       } catch (const suite_error&) {
         throw;
       } catch (const std::exception& e) {
@@ -342,7 +342,7 @@ void set_batch(suite& su, int n) {
     spec.n = n;
     if (const field_error e = oi->check(spec))
       fail(spec.file, spec.line, e.field, e.message + " (with --batch " + std::to_string(n) + ")");
-    spec.out = oi->output(spec);
+    spec.out = oi->output_shape(spec);
   }
   if (su.kind == suite_kind::network) check_chain(su);
 }

@@ -7,9 +7,10 @@ import os
 
 import pandas as pd
 
-KNOWN_SCHEMAS = (1, 2)
+KNOWN_SCHEMAS = (1, 2, 3)
 
-# Columns every row must have (schema 1 and 2); schema 2 adds predicted_dram_bytes.
+# Columns every row must have (schemas 1 to 3); schema 2 adds predicted_dram_bytes, schema 3 adds
+# origin (kcnn, peer or fault) and renames (see upgrade_names).
 REQUIRED = [
     "run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer", "op",
     "n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "repeat", "layout",
@@ -18,9 +19,39 @@ REQUIRED = [
     "arithmetic_intensity", "roofline_pct", "rel_error", "status", "note",
 ]
 OPTIONAL = ["predicted_dram_bytes", "cache", "time_ms_mean", "workspace_bytes", "passes", "out_h",
-            "out_w", "tolerance"]
+            "out_w", "tolerance", "origin"]
 TEXT = ["run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer", "op",
-        "layout", "memory_space", "access_pattern", "variant", "tuning", "key", "status", "note", "cache"]
+        "layout", "memory_space", "access_pattern", "variant", "tuning", "key", "status", "note", "cache",
+        "origin"]
+
+# Schema 3 renamed what was filed wrongly: library calls had the access pattern "tiled" (now
+# "library"), and the activations' storage-order kernel was variant naive with tuning flat (now
+# variant flat). Peers are marked by the origin column.
+LIBRARY_VARIANTS = {"onednn", "cudnn", "cublas", "gemm_kk", "im2col_gemm"}
+PEER_VARIANTS = {"onednn", "cudnn", "cublas", "native_cuda"}
+
+
+def upgrade_names(df):
+    """Rows of schemas 1 and 2 renamed as schema 3 writes them (keys included)."""
+    lib = df["variant"].isin(LIBRARY_VARIANTS) & (df["access_pattern"] == "tiled")
+    flat = (df["variant"] == "naive") & (df["tuning"] == "flat")
+    for i in df.index[lib | flat]:
+        parts = df.at[i, "key"].split("/")
+        if lib[i]:
+            df.at[i, "access_pattern"] = "library"
+            if len(parts) > 3:
+                parts[3] = "library"
+        if flat[i]:
+            df.at[i, "variant"], df.at[i, "tuning"] = "flat", ""
+            if len(parts) > 7 and parts[4] == "naive" and parts[7] == "flat":
+                parts[4] = "flat"
+                parts = parts[:7] + parts[8:]
+        df.at[i, "key"] = "/".join(parts)
+    missing_origin = (df["origin"] == "") & ~df["op"].isin(["network", "memory_plan", "ceiling"])
+    df.loc[missing_origin, "origin"] = "kcnn"
+    df.loc[missing_origin & df["variant"].isin(PEER_VARIANTS), "origin"] = "peer"
+    df.loc[missing_origin & df["variant"].str.startswith("faulty_"), "origin"] = "fault"
+    return df
 
 
 class ReportError(Exception):
@@ -83,7 +114,7 @@ def read_csv(path):
         except (ValueError, TypeError) as e:
             raise ReportError(f"{path}: column '{c}' holds a non-numeric value ({e})") from e
     df["source"] = path
-    return df
+    return upgrade_names(df)
 
 
 def load(paths):

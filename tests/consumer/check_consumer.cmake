@@ -6,7 +6,16 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${KCNN_BINARY_DIR} --prefix $
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cmake --install failed")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build
+# The install ships the consumer example (share/kcnn/examples/consumer): build that copy.
+set(INSTALLED_CONSUMER ${WORK_DIR}/prefix/share/kcnn/examples/consumer)
+foreach(f CMakeLists.txt main.cpp)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${CONSUMER_SOURCE_DIR}/${f} ${INSTALLED_CONSUMER}/${f}
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the installed consumer example ${INSTALLED_CONSUMER}/${f} is missing or differs from ${CONSUMER_SOURCE_DIR}/${f}")
+  endif()
+endforeach()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${INSTALLED_CONSUMER} -B ${WORK_DIR}/build
                   -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DKokkos_DIR=${Kokkos_DIR}
                   -DKokkosKernels_DIR=${KokkosKernels_DIR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
                 RESULT_VARIABLE rc)

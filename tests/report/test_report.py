@@ -55,7 +55,7 @@ def test_per_layer_marks_the_fastest(loaded):
     a = t[(t["device"] == A) & (t["layer"] == "conv1")]
     assert len(a) == 9
     best = a[a["best"]]
-    assert len(best) == 1 and best.iloc[0]["config"] == "im2col_gemm/global/tiled" and best.iloc[0]["layout"] == "nchw"
+    assert len(best) == 1 and best.iloc[0]["config"] == "im2col_gemm/global/library" and best.iloc[0]["layout"] == "nchw"
     # GFLOP/s for conv (4e8 FLOP in 0.5 ms = 800), GB/s for pooling (2e6 B in 0.1 ms = 20).
     assert best.iloc[0]["rate"] == pytest.approx(800.0)
     p = t[(t["device"] == A) & (t["layer"] == "pool1") & t["best"]]
@@ -79,7 +79,8 @@ def test_space_and_pattern_speedups_over_global_coalesced(loaded):
     s = s[(s["device"] == A) & (s["op"] == "conv2d")].set_index(["memory_space", "access_pattern"])
     assert s.at[("global", "coalesced"), "speedup"] == pytest.approx(1.0)
     assert s.at[("scratch", "tiled"), "speedup"] == pytest.approx(32 ** (1 / 3))   # 4, 2, 4
-    assert s.at[("global", "tiled"), "speedup"] == pytest.approx(100 ** (1 / 3))   # 8, 2.5, 5
+    # The synthetic files are schema 2: im2col_gemm's "tiled" is read as schema 3's "library".
+    assert s.at[("global", "library"), "speedup"] == pytest.approx(100 ** (1 / 3))   # 8, 2.5, 5
     assert s.at[("scratch", "tiled"), "cases"] == 3
 
 
@@ -124,7 +125,7 @@ def test_network_totals_and_plans(loaded):
 def test_traffic_effective_bandwidth_and_counters(loaded):
     _, _, cases, ceil = loaded
     tr = sections.traffic(cases, ceil)
-    r = tr[(tr["device"] == A) & (tr["config"] == "im2col_gemm/global/tiled") & (tr["layout"] == "nchw")].iloc[0]
+    r = tr[(tr["device"] == A) & (tr["config"] == "im2col_gemm/global/library") & (tr["layout"] == "nchw")].iloc[0]
     assert r["predicted_gbps"] == pytest.approx(16.0)   # 8e6 B in 0.5 ms
     assert r["bandwidth_gbps"] == 12.0
     import pandas as pd
@@ -254,3 +255,17 @@ def test_default_report_refers_to_the_pngs_beside_it(tmp_path, two_devices):
     assert sorted(srcs) == pngs            # every plot, by relative name, nothing else
     assert "data:image" not in html
     assert len(html) < 200_000             # small: the images stay beside it
+
+
+def test_older_schemas_are_renamed_as_schema_3_writes_them(tmp_path):
+    rows = [synthetic.row("D", "net", "l1", "relu", "nchw", "global", "coalesced", "naive", 1.0, tuning="flat"),
+            synthetic.row("D", "net", "l1", "relu", "nchw", "global", "tiled", "onednn", 1.0),
+            synthetic.row("D", "net", "l1", "relu", "nchw", "global", "coalesced", "naive", 1.0),
+            synthetic.row("D", "net", "l1", "relu", "nchw", "scratch", "tiled", "tiled", 1.0)]
+    path = synthetic.write(str(tmp_path), "old", rows, schema=2)
+    df = load.read_csv(path)
+    assert list(df["key"]) == ["relu/nchw/global/coalesced/flat/net.l1/n8", "relu/nchw/global/library/onednn/net.l1/n8",
+                               "relu/nchw/global/coalesced/naive/net.l1/n8", "relu/nchw/scratch/tiled/tiled/net.l1/n8"]
+    assert list(df["variant"]) == ["flat", "onednn", "naive", "tiled"]
+    assert list(df["tuning"]) == ["", "", "", ""]
+    assert list(df["origin"]) == ["kcnn", "peer", "kcnn", "kcnn"]

@@ -2,12 +2,18 @@
 // Elementwise activations: relu, leaky_relu (slope), sigmoid, tanh, elu (alpha). One thread
 // per element in storage order (the layout does not change the arithmetic, only which logical
 // element a thread touches). In place when in and out are the same tensor.
+//
+// Entry point: kcnn::activation(exec, in, out, params, variant = variant::activation_naive{}).
+// The kind and its alpha are given once, in the params (activation_params::elu() etc.); an alpha
+// left unset (NaN) means the kind's default: 0.01 for leaky_relu, 1 for elu.
+#include <kcnn/api.hpp>
 #include <kcnn/compat.hpp>
 #include <kcnn/layout.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace kcnn {
@@ -28,16 +34,59 @@ inline const char* activation_name(activation_kind k) {
 
 struct activation_params {
   activation_kind kind = activation_kind::relu;
-  float alpha = 0.0f;  // leaky_relu: negative slope (default 0.01); elu: alpha (default 1)
+  // leaky_relu: the negative slope; elu: alpha; ignored by the other kinds. NaN (the default)
+  // means the kind's default, applied by the library: 0.01 for leaky_relu, 1 for elu.
+  float alpha = std::numeric_limits<float>::quiet_NaN();
+
+  // The default alpha of a kind (0 for the kinds that take none).
+  KOKKOS_INLINE_FUNCTION static constexpr float default_alpha(activation_kind k) {
+    return k == activation_kind::leaky_relu ? 0.01f : k == activation_kind::elu ? 1.0f : 0.0f;
+  }
+  // alpha, or the kind's default when alpha is unset (NaN).
+  KOKKOS_INLINE_FUNCTION float effective_alpha() const { return alpha == alpha ? alpha : default_alpha(kind); }
+  // The same params with the default applied (what the kernels receive).
+  activation_params resolved() const {
+    activation_params r = *this;
+    r.alpha = effective_alpha();
+    return r;
+  }
+
+  // Named constructors.
+  static activation_params relu() { return make(activation_kind::relu); }
+  static activation_params leaky_relu(float slope = 0.01f) { return make(activation_kind::leaky_relu, slope); }
+  static activation_params sigmoid() { return make(activation_kind::sigmoid); }
+  static activation_params tanh() { return make(activation_kind::tanh); }
+  static activation_params elu(float alpha = 1.0f) { return make(activation_kind::elu, alpha); }
+  static activation_params relu6() { return make(activation_kind::relu6); }
+  static activation_params make(activation_kind k, float alpha = std::numeric_limits<float>::quiet_NaN()) {
+    activation_params a;
+    a.kind = k;
+    a.alpha = alpha;
+    return a;
+  }
+
+  // Empty when valid, otherwise the problem, naming the field.
+  std::string check() const {
+    switch (kind) {
+      case activation_kind::relu: case activation_kind::leaky_relu: case activation_kind::sigmoid:
+      case activation_kind::tanh: case activation_kind::elu: case activation_kind::relu6: break;
+      default: return "kind: unknown activation kind " + std::to_string(int(kind));
+    }
+    if (alpha == alpha && !std::isfinite(alpha)) return "alpha: must be finite (or NaN for the kind's default)";
+    return {};
+  }
+  bool operator==(const activation_params& o) const {
+    return kind == o.kind && (effective_alpha() == o.effective_alpha());
+  }
 
   template <class T>
   KOKKOS_INLINE_FUNCTION T apply(T x) const {
     switch (kind) {
       case activation_kind::relu: return x > T(0) ? x : T(0);
-      case activation_kind::leaky_relu: return x > T(0) ? x : T(alpha) * x;
+      case activation_kind::leaky_relu: return x > T(0) ? x : T(effective_alpha()) * x;
       case activation_kind::sigmoid: return T(1) / (T(1) + compat::exp(-x));
       case activation_kind::tanh: return compat::tanh(x);
-      case activation_kind::elu: return x > T(0) ? x : T(alpha) * (compat::exp(x) - T(1));
+      case activation_kind::elu: return x > T(0) ? x : T(effective_alpha()) * (compat::exp(x) - T(1));
       case activation_kind::relu6: return x > T(0) ? (x < T(6) ? x : T(6)) : T(0);
     }
     return x;
@@ -70,39 +119,81 @@ struct activation_functor {
 };
 }  // namespace detail
 
-// out = f(in); pass the same tensor twice for the in-place form.
-template <class Exec, class In, class Out>
-void activation(const Exec& exec, const In& in, const Out& out, const activation_params& a) {
-  Kokkos::parallel_for("kcnn::activation", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::activation_functor<In, Out>{in, out, a});
-}
-
 namespace detail {
 // The flat form: element i of the storage, no coordinates, the function fixed at compile time.
 template <activation_kind Kind>
 struct activation_flat_functor {
   const float* in;
   float* out;
-  float alpha;
+  activation_params a;  // resolved: alpha is never NaN here
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
-    activation_params a;
-    a.kind = Kind;
-    a.alpha = alpha;
-    out[i] = a.apply(in[i]);
+    const float x = in[i];
+    float y = x;
+    if constexpr (Kind == activation_kind::relu) y = x > 0.0f ? x : 0.0f;
+    else if constexpr (Kind == activation_kind::leaky_relu) y = x > 0.0f ? x : a.alpha * x;
+    else if constexpr (Kind == activation_kind::sigmoid) y = 1.0f / (1.0f + compat::exp(-x));
+    else if constexpr (Kind == activation_kind::tanh) y = compat::tanh(x);
+    else if constexpr (Kind == activation_kind::elu) y = x > 0.0f ? x : a.alpha * (compat::exp(x) - 1.0f);
+    else y = x > 0.0f ? (x < 6.0f ? x : 6.0f) : 0.0f;
+    out[i] = y;
   }
 };
+template <activation_kind Kind, class Exec>
+void activation_flat_launch(const Exec& exec, const float* in, float* out, std::size_t n, const activation_params& a) {
+  Kokkos::parallel_for("kcnn::activation_flat", Kokkos::RangePolicy<Exec>(exec, 0, n),
+                       activation_flat_functor<Kind>{in, out, a});
+}
 }  // namespace detail
 
-// out = f(in) over the storage directly, for in and out of the same fixed layout (an elementwise
-// function does not need coordinates). The one-thread-per-element coordinate mapping costs four
-// integer divisions per element, which a GPU hides and a CPU core does not; the flat loop has no
-// index arithmetic and vectorises.
-template <activation_kind Kind, class Exec, class In, class Out>
-void activation_flat(const Exec& exec, const In& in, const Out& out, const activation_params& a) {
-  static_assert(std::is_same_v<typename In::layout_tag, typename Out::layout_tag> && !In::layout_tag::runtime_strided,
-                "the flat form walks one fixed layout");
-  Kokkos::parallel_for("kcnn::activation_flat", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::activation_flat_functor<Kind>{in.view().data(), out.view().data(), a.alpha});
+namespace variant {
+// One thread per element along the output's storage order, coordinates computed per element.
+// Every layout, in and out in different layouts included. The default.
+struct activation_naive {
+  using op = ops::activation;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const activation_params& a) const {
+    Kokkos::parallel_for("kcnn::activation", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                         detail::activation_functor<In, Out>{in, out, a.resolved()});
+  }
+};
+// Over the storage directly, for in and out of the same compile-time layout (an elementwise
+// function does not need coordinates): no index arithmetic, vectorises on CPUs; the kind is
+// dispatched once per call to a kernel specialised for it.
+struct activation_flat {
+  using op = ops::activation;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const activation_params& a) const {
+    static_assert(std::is_same_v<typename In::layout_tag, typename Out::layout_tag> && !In::layout_tag::runtime_strided,
+                  "kcnn::activation: activation_flat needs in and out in the same compile-time layout");
+    const float* x = in.view().data();
+    float* y = out.view().data();
+    const std::size_t n = out.size();
+    const activation_params r = a.resolved();
+    switch (a.kind) {
+      case activation_kind::relu: detail::activation_flat_launch<activation_kind::relu>(exec, x, y, n, r); break;
+      case activation_kind::leaky_relu: detail::activation_flat_launch<activation_kind::leaky_relu>(exec, x, y, n, r); break;
+      case activation_kind::sigmoid: detail::activation_flat_launch<activation_kind::sigmoid>(exec, x, y, n, r); break;
+      case activation_kind::tanh: detail::activation_flat_launch<activation_kind::tanh>(exec, x, y, n, r); break;
+      case activation_kind::elu: detail::activation_flat_launch<activation_kind::elu>(exec, x, y, n, r); break;
+      case activation_kind::relu6: detail::activation_flat_launch<activation_kind::relu6>(exec, x, y, n, r); break;
+    }
+  }
+};
+}  // namespace variant
+
+// out = f(in), f = a.kind with a.alpha (or the kind's default). in and out: equal dims, any
+// layouts; pass the same tensor twice for the in-place form. Throws std::invalid_argument on
+// invalid params or operand dims.
+template <class Exec, class In, class Out, class V = variant::activation_naive>
+void activation(const Exec& exec, const In& in, const Out& out, const activation_params& a, const V& v = V{}) {
+  static_assert(detail::is_variant_of<V, ops::activation>,
+                "kcnn::activation: not an activation variant (kcnn::variant::activation_*)");
+  const detail::checker<Exec> check{"activation"};
+  check.params(a.check());
+  check.tensor("in", in, out.dims());
+  check.tensor("out", out, in.dims());
+  v.run(exec, in, out, a);
 }
+
 
 }  // namespace kcnn

@@ -5,6 +5,11 @@
 // framework running the layers one by one does); `fused` does both in one pass; `folded` folds
 // the four vectors into a per-channel scale and shift on the host and carries them by value in
 // the functor (constant memory on CUDA), relu fused.
+//
+// Entry point, every variant: kcnn::batchnorm(exec, in, mean, var, gamma, beta, out, params,
+// variant = variant::batchnorm_naive{}). batchnorm_rows (a 2c workspace) and
+// batchnorm_folded_constant (the folded scale and shift) are stateful: kcnn::prepare first.
+#include <kcnn/api.hpp>
 #include <kcnn/compat.hpp>
 #include <kcnn/constant.hpp>
 #include <kcnn/layout.hpp>
@@ -12,8 +17,11 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 namespace kcnn {
 
@@ -22,6 +30,26 @@ struct batchnorm_params {
   float eps = 1e-5f;
   bool relu = false;  // the layer is followed by a relu
   dims4 dims() const { return {n, c, h, w}; }
+
+  // Named constructor: inference batch norm of a tensor of dims d.
+  static batchnorm_params make(const dims4& d, float eps = 1e-5f, bool relu = false) {
+    batchnorm_params p;
+    p.n = d.n; p.c = d.c; p.h = d.h; p.w = d.w;
+    p.eps = eps;
+    p.relu = relu;
+    return p;
+  }
+  // Empty when valid, otherwise the first problem found, naming the field.
+  std::string check() const {
+    const struct { const char* name; int v; } positive[] = {{"n", n}, {"c", c}, {"h", h}, {"w", w}};
+    for (const auto& f : positive)
+      if (f.v <= 0) return std::string(f.name) + ": must be > 0, got " + std::to_string(f.v);
+    if (!std::isfinite(eps) || !(eps > 0)) return "eps: must be finite and > 0, got " + std::to_string(eps);
+    return {};
+  }
+  bool operator==(const batchnorm_params& o) const {
+    return n == o.n && c == o.c && h == o.h && w == o.w && eps == o.eps && relu == o.relu;
+  }
   double min_bytes() const { return 4.0 * (2.0 * double(dims().size()) + 4.0 * c); }
   double flops() const { return double(dims().size()) * (relu ? 5.0 : 4.0); }
 };
@@ -97,44 +125,6 @@ struct batchnorm_folded_functor {
 };
 }  // namespace detail
 
-namespace variant {
-struct batchnorm_naive {};
-struct batchnorm_fused {};
-}  // namespace variant
-
-template <class Exec, class In, class Vec, class Out>
-void batchnorm(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma,
-               const Vec& beta, const Out& out, const batchnorm_params& p, variant::batchnorm_naive) {
-  Kokkos::parallel_for("kcnn::batchnorm", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::batchnorm_functor<In, Vec, Out>{in, mean, var, gamma, beta, out, p, false});
-  if (p.relu)
-    Kokkos::parallel_for("kcnn::batchnorm_relu", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                         detail::relu_inplace_functor<Out>{out});
-}
-
-template <class Exec, class In, class Vec, class Out>
-void batchnorm(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma,
-               const Vec& beta, const Out& out, const batchnorm_params& p, variant::batchnorm_fused) {
-  Kokkos::parallel_for("kcnn::batchnorm_fused", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::batchnorm_functor<In, Vec, Out>{in, mean, var, gamma, beta, out, p, p.relu});
-}
-
-
-// One pass with the folded scale and shift carried by value (constant memory on CUDA): in nchw
-// and chwn the lanes of a warp mostly share a channel (a broadcast), in nhwc they do not.
-template <class Exec, class In, class Out, int Capacity>
-void batchnorm(const Exec& exec, const In& in, const batchnorm_folded<Capacity>& f, const Out& out,
-               const batchnorm_params& p) {
-  parallel_for_constant("kcnn::batchnorm_folded", exec, out.size(),
-                        detail::batchnorm_folded_functor<Capacity, In, Out>{in, out, f, p.relu});
-}
-namespace variant {
-// Per-channel scale and shift folded on the device (a C-element kernel), then one pass over
-// contiguous runs of the storage with no coordinate arithmetic: nchw runs are (n, c) planes of
-// one channel, nhwc runs are pixels across the channels, chwn runs are the images of one (c, h, w).
-struct batchnorm_rows {};
-}  // namespace variant
-
 namespace detail {
 template <class Vec, class Ws>
 struct batchnorm_fold_functor {
@@ -177,12 +167,13 @@ struct batchnorm_rows_functor {
 };
 }  // namespace detail
 
-// ws: 2 c floats of workspace (the folded scale and shift).
+namespace detail {
 template <class Exec, class In, class Vec, class Ws, class Out>
-void batchnorm_rows(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
-                    const Ws& ws, const Out& out, const batchnorm_params& p) {
+void batchnorm_rows_launch(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma,
+                           const Vec& beta, const Ws& ws, const Out& out, const batchnorm_params& p) {
   using L = typename Out::layout_tag;
-  static_assert(std::is_same_v<typename In::layout_tag, L> && !L::runtime_strided, "one fixed layout");
+  static_assert(std::is_same_v<typename In::layout_tag, L> && !L::runtime_strided,
+                "kcnn::batchnorm: batchnorm_rows needs in and out in the same compile-time layout");
   Kokkos::parallel_for("kcnn::batchnorm_fold", Kokkos::RangePolicy<Exec>(exec, 0, p.c),
                        detail::batchnorm_fold_functor<Vec, Ws>{mean, var, gamma, beta, ws, p.eps, p.c});
   const std::size_t items = std::is_same_v<L, layout::nhwc> ? std::size_t(p.n) * p.h * p.w
@@ -191,4 +182,128 @@ void batchnorm_rows(const Exec& exec, const In& in, const Vec& mean, const Vec& 
   Kokkos::parallel_for("kcnn::batchnorm_rows", Kokkos::RangePolicy<Exec>(exec, 0, items),
                        detail::batchnorm_rows_functor<L>{in.view().data(), out.view().data(), ws.data(), p});
 }
+template <class Exec, class In, class Out, int Capacity>
+void batchnorm_folded_launch(const Exec& exec, const In& in, const batchnorm_folded<Capacity>& f, const Out& out,
+                             const batchnorm_params& p) {
+  parallel_for_constant("kcnn::batchnorm_folded", exec, out.size(),
+                        detail::batchnorm_folded_functor<Capacity, In, Out>{in, out, f, p.relu});
+}
+template <class Exec, class In, class Vec, class Out>
+void batchnorm_check(const char* op, const In& in, const Vec& mean, const Vec& var, const Vec& gamma,
+                     const Vec& beta, const Out& out, const batchnorm_params& p) {
+  const checker<Exec> check{op};
+  check.params(p.check());
+  check.tensor("in", in, p.dims());
+  check.vector("mean", mean, std::size_t(p.c));
+  check.vector("var", var, std::size_t(p.c));
+  check.vector("gamma", gamma, std::size_t(p.c));
+  check.vector("beta", beta, std::size_t(p.c));
+  check.tensor("out", out, p.dims());
+}
+}  // namespace detail
+
+namespace variant {
+// Normalise in one kernel, then the relu (when p.relu) in a second pass. Every layout. The default.
+struct batchnorm_naive {
+  using op = ops::batchnorm;
+  template <class Exec, class In, class Vec, class Out>
+  void run(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
+           const Out& out, const batchnorm_params& p) const {
+    Kokkos::parallel_for("kcnn::batchnorm", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                         detail::batchnorm_functor<In, Vec, Out>{in, mean, var, gamma, beta, out, p, false});
+    if (p.relu)
+      Kokkos::parallel_for("kcnn::batchnorm_relu", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                           detail::relu_inplace_functor<Out>{out});
+  }
+};
+// Normalisation and relu in one pass. Every layout.
+struct batchnorm_fused {
+  using op = ops::batchnorm;
+  template <class Exec, class In, class Vec, class Out>
+  void run(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
+           const Out& out, const batchnorm_params& p) const {
+    Kokkos::parallel_for("kcnn::batchnorm_fused", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                         detail::batchnorm_functor<In, Vec, Out>{in, mean, var, gamma, beta, out, p, p.relu});
+  }
+};
+// Per-channel scale and shift folded on the device into a 2c workspace each run (a C-element
+// kernel), then one pass over contiguous runs of the storage with no coordinate arithmetic: nchw
+// runs are (n, c) planes of one channel, nhwc runs are pixels across the channels, chwn runs are
+// the images of one (c, h, w). in and out in the same compile-time layout. Stateful: kcnn::prepare
+// allocates the workspace (8 c bytes) in the execution space's memory space.
+struct batchnorm_rows {
+  using op = ops::batchnorm;
+  static constexpr bool stateful = true;
+
+  template <class Exec, class In, class Vec, class Out>
+  void prepare(const Exec& exec, const batchnorm_params& p, const In& in, const Vec& mean, const Vec& var,
+               const Vec& gamma, const Vec& beta, const Out& out) {
+    (void)exec;
+    detail::batchnorm_check<Exec>("batchnorm", in, mean, var, gamma, beta, out, p);
+    using ws_t = Kokkos::View<float*, typename Exec::memory_space>;
+    auto ws = std::make_shared<ws_t>("kcnn::batchnorm_rows.scale_shift", 2 * std::size_t(p.c));
+    state_.set(typeid(Exec), p, ws, 8.0 * p.c);
+  }
+  template <class Exec, class In, class Vec, class Out>
+  void run(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
+           const Out& out, const batchnorm_params& p) const {
+    using ws_t = Kokkos::View<float*, typename Exec::memory_space>;
+    const ws_t& ws = state_.get<ws_t, Exec>("batchnorm", "batchnorm_rows", p);
+    detail::batchnorm_rows_launch(exec, in, mean, var, gamma, beta, ws, out, p);
+  }
+  bool prepared() const { return state_.prepared(); }
+  double workspace_bytes() const { return state_.workspace_bytes(); }
+
+ private:
+  detail::state_handle<batchnorm_params> state_;
+};
+// The four vectors folded on the host, once, into a per-channel scale and shift carried by value
+// in the functor (constant memory on CUDA), relu fused. Every layout. Stateful: kcnn::prepare
+// reads the vectors (later changes to them are not seen until the next prepare); refuses more
+// than batchnorm_constant_capacity (3840) channels.
+struct batchnorm_folded_constant {
+  using op = ops::batchnorm;
+  static constexpr bool stateful = true;
+  using folded = batchnorm_folded<batchnorm_constant_capacity>;
+
+  template <class Exec, class In, class Vec, class Out>
+  void prepare(const Exec& exec, const batchnorm_params& p, const In& in, const Vec& mean, const Vec& var,
+               const Vec& gamma, const Vec& beta, const Out& out) {
+    (void)exec;
+    detail::batchnorm_check<Exec>("batchnorm", in, mean, var, gamma, beta, out, p);
+    if (!folded::fits(p))
+      detail::fail("batchnorm", "batchnorm_folded_constant: c = " + std::to_string(p.c) +
+                                    " channels exceed the constant capacity of " + std::to_string(folded::capacity));
+    const auto h = [](const Vec& v) { return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v); };
+    auto f = std::make_shared<folded>(folded::from_host(p, h(mean), h(var), h(gamma), h(beta)));
+    state_.set(typeid(void), p, f, 8.0 * p.c);
+  }
+  template <class Exec, class In, class Vec, class Out>
+  void run(const Exec& exec, const In& in, const Vec&, const Vec&, const Vec&, const Vec&, const Out& out,
+           const batchnorm_params& p) const {
+    const folded& f = state_.get<folded, Exec>("batchnorm", "batchnorm_folded_constant", p);
+    detail::batchnorm_folded_launch(exec, in, f, out, p);
+  }
+  bool prepared() const { return state_.prepared(); }
+  double workspace_bytes() const { return state_.workspace_bytes(); }
+
+ private:
+  detail::state_handle<batchnorm_params> state_;
+};
+}  // namespace variant
+
+// out = batchnorm(in; mean, var, gamma, beta), then relu when p.relu. in and out: p.dims(); the
+// four vectors: length p.c. Throws std::invalid_argument on invalid params or operand dims, and
+// std::logic_error when a stateful variant was not prepared.
+template <class Exec, class In, class Vec, class Out, class V = variant::batchnorm_naive>
+void batchnorm(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
+               const Out& out, const batchnorm_params& p, const V& v = V{}) {
+  static_assert(detail::is_variant_of<V, ops::batchnorm>,
+                "kcnn::batchnorm: not a batchnorm variant (kcnn::variant::batchnorm_*)");
+  detail::batchnorm_check<Exec>("batchnorm", in, mean, var, gamma, beta, out, p);
+  v.run(exec, in, mean, var, gamma, beta, out, p);
+}
+
+
+
 }  // namespace kcnn

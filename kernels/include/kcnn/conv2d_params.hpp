@@ -1,6 +1,8 @@
 #pragma once
 // Shape of a 2-D convolution: input (n, c, h, w), filters (k, c/groups, r, s), square stride
 // and symmetric zero padding, output (n, k, p, q) with p = floor((h + 2 pad - r) / stride) + 1.
+// Defaults: stride 1, pad 0, groups 1; check() refuses non-positive extents, a negative pad,
+// groups that do not divide c and k, and a window larger than the padded input.
 #include <kcnn/layout.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -18,6 +20,18 @@ struct conv2d_params {
   KOKKOS_INLINE_FUNCTION int q() const { return (w + 2 * pad - s) / stride + 1; }
   KOKKOS_INLINE_FUNCTION int c_per_group() const { return c / groups; }
   KOKKOS_INLINE_FUNCTION int k_per_group() const { return k / groups; }
+
+  // Named constructor: an input of dims `in`, k filters of r x s.
+  static conv2d_params make(const dims4& in, int k, int r, int s, int stride = 1, int pad = 0, int groups = 1) {
+    conv2d_params p;
+    p.n = in.n; p.c = in.c; p.h = in.h; p.w = in.w;
+    p.k = k; p.r = r; p.s = s; p.stride = stride; p.pad = pad; p.groups = groups;
+    return p;
+  }
+  bool operator==(const conv2d_params& o) const {
+    return n == o.n && c == o.c && h == o.h && w == o.w && k == o.k && r == o.r && s == o.s &&
+           stride == o.stride && pad == o.pad && groups == o.groups;
+  }
 
   dims4 input_dims() const { return {n, c, h, w}; }
   dims4 filter_dims() const { return {k, c / groups, r, s}; }

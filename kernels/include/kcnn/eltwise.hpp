@@ -1,11 +1,16 @@
 #pragma once
 // Residual add (out = a + b), one thread per output element in the output's storage order, and
 // concatenation along channels.
+//
+// Entry points: kcnn::add(exec, a, b, out, variant = variant::add_naive{}) and
+// kcnn::concat(exec, inputs, out, variant = variant::concat_naive{}).
+#include <kcnn/api.hpp>
 #include <kcnn/layout.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace kcnn {
@@ -32,32 +37,73 @@ struct concat_slab_functor {
   int offset;  // first output channel of this input
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
     int n, c, h, w;
-    Out::layout_tag::storage_coords(i, in.dims(), n, c, h, w);
+    if constexpr (Out::layout_tag::runtime_strided) layout::strided::storage_coords(i, in.dims(), out.order(), n, c, h, w);
+    else Out::layout_tag::storage_coords(i, in.dims(), n, c, h, w);
     out(n, offset + c, h, w) = in(n, c, h, w);
   }
 };
 }  // namespace detail
 
-template <class Exec, class A, class B, class Out>
-void add(const Exec& exec, const A& a, const B& b, const Out& out) {
-  Kokkos::parallel_for("kcnn::add", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::add_functor<A, B, Out>{a, b, out});
+namespace variant {
+// One thread per output element in the output's storage order. Every layout (a, b and out may
+// differ). The default.
+struct add_naive {
+  using op = ops::add;
+  template <class Exec, class A, class B, class Out>
+  void run(const Exec& exec, const A& a, const B& b, const Out& out, const no_params&) const {
+    Kokkos::parallel_for("kcnn::add", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                         detail::add_functor<A, B, Out>{a, b, out});
+  }
+};
+// One launch per input, each copying its channel slab in the output's storage order (Caffe's
+// concat layer). Every layout. The default.
+struct concat_naive {
+  using op = ops::concat;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const std::vector<In>& inputs, const Out& out, const no_params&) const {
+    int offset = 0;
+    for (const auto& in : inputs) {
+      Kokkos::parallel_for("kcnn::concat", Kokkos::RangePolicy<Exec>(exec, 0, in.size()),
+                           detail::concat_slab_functor<In, Out>{in, out, offset});
+      offset += in.dims().c;
+    }
+  }
+};
+}  // namespace variant
+
+// out = a + b. a, b and out: equal dims, any layouts. Throws std::invalid_argument otherwise.
+template <class Exec, class A, class B, class Out, class V = variant::add_naive>
+void add(const Exec& exec, const A& a, const B& b, const Out& out, const V& v = V{}) {
+  static_assert(detail::is_variant_of<V, ops::add>, "kcnn::add: not an add variant (kcnn::variant::add_*)");
+  const detail::checker<Exec> check{"add"};
+  check.tensor("a", a, out.dims());
+  check.tensor("b", b, out.dims());
+  check.tensor("out", out, a.dims());
+  v.run(exec, a, b, out, no_params{});
 }
 
-// inputs: tensors with equal n, h, w; out has the sum of their channels. One launch per input
-// (each copies its own channel slab), as Caffe's concat layer does.
-template <class Exec, class In, class Out>
-void concat(const Exec& exec, const std::vector<In>& inputs, const Out& out) {
-  int offset = 0;
-  for (const auto& in : inputs) {
-    if (in.dims().n != out.dims().n || in.dims().h != out.dims().h || in.dims().w != out.dims().w ||
-        offset + in.dims().c > out.dims().c)
-      throw std::invalid_argument("concat: input shapes do not match the output");
-    Kokkos::parallel_for("kcnn::concat", Kokkos::RangePolicy<Exec>(exec, 0, in.size()),
-                         detail::concat_slab_functor<In, Out>{in, out, offset});
-    offset += in.dims().c;
+// out = the inputs concatenated along channels, in order. inputs: at least one tensor, all with
+// out's n, h and w; their channels sum to out's. Every input is checked before anything runs;
+// throws std::invalid_argument naming the offending input.
+template <class Exec, class In, class Out, class V = variant::concat_naive>
+void concat(const Exec& exec, const std::vector<In>& inputs, const Out& out, const V& v = V{}) {
+  static_assert(detail::is_variant_of<V, ops::concat>, "kcnn::concat: not a concat variant (kcnn::variant::concat_*)");
+  const detail::checker<Exec> check{"concat"};
+  if (inputs.empty()) detail::fail("concat", "no inputs");
+  check.view_extents("out", out);
+  check.template accessible<Out>();
+  long long channels = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const dims4 d = inputs[i].dims();
+    const std::string name = "inputs[" + std::to_string(i) + "]";
+    check.tensor(name.c_str(), inputs[i], dims4{out.dims().n, d.c, out.dims().h, out.dims().w});
+    if (d.c <= 0) detail::fail("concat", "operand '" + name + "' has no channels");
+    channels += d.c;
   }
-  if (offset != out.dims().c) throw std::invalid_argument("concat: inputs do not fill the output channels");
+  if (channels != out.dims().c)
+    detail::fail("concat", "the inputs' channels sum to " + std::to_string(channels) + ", operand 'out' has c = " +
+                               std::to_string(out.dims().c));
+  v.run(exec, inputs, out, no_params{});
 }
 
 }  // namespace kcnn

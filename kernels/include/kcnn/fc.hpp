@@ -4,6 +4,10 @@
 // shape is a conv2d_params with r = h, s = w, stride 1, no padding, one group, and output
 // (n, k, 1, 1); the conv2d reference validates it. Weights share the input's layout tag, i.e.
 // they are stored in the same feature order as the input (KCHW, KHWC or CHWK).
+//
+// Entry point: kcnn::fc(exec, in, wt, bias, out, params, variant = variant::fc_direct_coalesced{})
+// with in (n, c, h, w), wt (k, c, h, w), bias length k, out (n, k, 1, 1).
+#include <kcnn/api.hpp>
 #include <kcnn/conv2d/direct_constant.hpp>
 #include <kcnn/conv2d/gemm_pointwise.hpp>
 #include <kcnn/conv2d_params.hpp>
@@ -14,16 +18,37 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <memory>
+#include <string>
 #include <type_traits>
 
 namespace kcnn {
 
-inline conv2d_params fc_params(int n, int c, int h, int w, int k) {
-  conv2d_params p;
-  p.n = n; p.c = c; p.h = h; p.w = w; p.k = k; p.r = h; p.s = w;
-  p.stride = 1; p.pad = 0; p.groups = 1;
-  return p;
-}
+// The shape of a fully connected layer: a conv2d_params whose window is the whole input
+// (r = h, s = w, stride 1, pad 0, groups 1). Construct it with fc_params(n, c, h, w, k); a
+// conv2d_params converts implicitly (check() then refuses any other window).
+struct fc_params : conv2d_params {
+  fc_params() = default;
+  fc_params(int n_, int c_, int h_, int w_, int k_) {
+    n = n_; c = c_; h = h_; w = w_; k = k_; r = h_; s = w_;
+    stride = 1; pad = 0; groups = 1;
+  }
+  fc_params(const conv2d_params& p) : conv2d_params(p) {}  // NOLINT: implicit on purpose
+
+  dims4 weight_dims() const { return {k, c, h, w}; }
+  dims4 output_dims() const { return {n, k, 1, 1}; }
+  int features() const { return c * h * w; }
+
+  // Empty when valid, otherwise the first problem found, naming the field.
+  std::string check() const {
+    if (r != h) return "r: must equal h (the window covers the whole input; use fc_params(n, c, h, w, k)), got r = " + std::to_string(r) + ", h = " + std::to_string(h);
+    if (s != w) return "s: must equal w (the window covers the whole input; use fc_params(n, c, h, w, k)), got s = " + std::to_string(s) + ", w = " + std::to_string(w);
+    if (stride != 1) return "stride: must be 1, got " + std::to_string(stride);
+    if (pad != 0) return "pad: must be 0, got " + std::to_string(pad);
+    if (groups != 1) return "groups: must be 1, got " + std::to_string(groups);
+    return conv2d_params::check();
+  }
+};
 
 namespace detail {
 
@@ -62,7 +87,12 @@ struct fc_direct_functor {
     float acc = wts.bias(k);
     for (int f = 0; f < features; ++f) {
       int c, h, w;
-      feature_coords<typename In::layout_tag>(f, p, c, h, w);
+      if constexpr (In::layout_tag::runtime_strided) {
+        int n0;
+        layout::strided::storage_coords(std::size_t(f), dims4{1, p.c, p.h, p.w}, in.order(), n0, c, h, w);
+      } else {
+        feature_coords<typename In::layout_tag>(f, p, c, h, w);
+      }
       acc += in(n, c, h, w) * wts.weight(p, k, c, h, w);
     }
     out(n, k, 0, 0) = acc;
@@ -131,71 +161,125 @@ struct fc_tiled_scratch_functor {
 
 }  // namespace detail
 
-namespace variant {
-struct fc_direct_coalesced {};
-struct fc_direct_tiled_scratch {};
-struct fc_gemm {};
-}  // namespace variant
-
+namespace detail {
 template <class Exec, class In, class Wt, class Bias, class Out>
-void fc(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-        const conv2d_params& p, variant::fc_direct_coalesced) {
-  using W = detail::view_weights<Wt, Bias>;
-  Kokkos::parallel_for("kcnn::fc_direct_coalesced", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::fc_direct_functor<In, W, Out>{in, W{wt, bias}, out, p});
+void fc_check(const In& in, const Wt& wt, const Bias& bias, const Out& out, const fc_params& p) {
+  const checker<Exec> check{"fc"};
+  check.params(p.check());
+  check.tensor("in", in, p.input_dims());
+  check.tensor("wt", wt, p.weight_dims());
+  check.vector("bias", bias, std::size_t(p.k));
+  check.tensor("out", out, p.output_dims());
 }
-
 template <class Exec, class In, class Out, int Capacity>
-void fc(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
-        const conv2d_params& p, variant::direct_constant) {
-  using functor = detail::fc_direct_functor<In, constant_filter<Capacity>, Out>;
+void fc_constant_launch(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
+                        const conv2d_params& p) {
+  using functor = fc_direct_functor<In, constant_filter<Capacity>, Out>;
   parallel_for_constant("kcnn::fc_direct_constant", exec, out.size(), functor{in, f, out, p});
 }
+}  // namespace detail
 
-template <class Exec, class In, class Wt, class Bias, class Out>
-void fc(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-        const conv2d_params& p, variant::fc_direct_tiled_scratch) {
-  using functor = detail::fc_tiled_scratch_functor<Exec, In, Wt, Bias, Out>;
-  const int nb = std::min(p.n, 16), kb = std::min(p.k, 16);
-  const int features = p.c * p.h * p.w;
-  const std::size_t budget = (scratch_limit<Exec>(0) - 3 * 128) / sizeof(float);
-  const std::size_t per_f = std::size_t(nb) + std::size_t(kb);
-  const int fb = int(std::min<std::size_t>(std::size_t(features),
-                                           std::min<std::size_t>(1024, (budget - nb * kb) / per_f)));
-  const int kblocks = (p.k + kb - 1) / kb, nblocks = (p.n + nb - 1) / nb;
-  const std::size_t bytes = functor::scratch::shmem_size(std::size_t(nb) * fb) +
-                            functor::scratch::shmem_size(std::size_t(kb) * fb) +
-                            functor::scratch::shmem_size(std::size_t(nb) * kb);
-  functor f{in, wt, bias, out, p, nb, kb, fb, kblocks};
-  Kokkos::parallel_for("kcnn::fc_direct_tiled_scratch",
-                       make_team_policy(exec, nblocks * kblocks, bytes, f, 256), f);
-}
-
-// The library path: one KokkosBlas::gemm over the tensors' own storage.
+namespace variant {
+// One thread per output (n, k) along the output's storage order, the features walked in the
+// input's storage order. Every layout. The default.
+struct fc_direct_coalesced {
+  using op = ops::fc;
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const fc_params& p) const {
+    using W = detail::view_weights<Wt, Bias>;
+    Kokkos::parallel_for("kcnn::fc_direct_coalesced", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                         detail::fc_direct_functor<In, W, Out>{in, W{wt, bias}, out, p});
+  }
+};
+// Images x outputs tiles, features streamed through team scratch. Compile-time input layouts.
+struct fc_direct_tiled_scratch {
+  using op = ops::fc;
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const fc_params& p) const {
+    static_assert(!In::layout_tag::runtime_strided, "kcnn::fc: fc_direct_tiled_scratch needs a compile-time input layout");
+    using functor = detail::fc_tiled_scratch_functor<Exec, In, Wt, Bias, Out>;
+    const int nb = std::min(p.n, 16), kb = std::min(p.k, 16);
+    const int features = p.c * p.h * p.w;
+    const std::size_t budget = (scratch_limit<Exec>(0) - 3 * 128) / sizeof(float);
+    const std::size_t per_f = std::size_t(nb) + std::size_t(kb);
+    const int fb = int(std::min<std::size_t>(std::size_t(features),
+                                             std::min<std::size_t>(1024, (budget - nb * kb) / per_f)));
+    const int kblocks = (p.k + kb - 1) / kb, nblocks = (p.n + nb - 1) / nb;
+    const std::size_t bytes = functor::scratch::shmem_size(std::size_t(nb) * fb) +
+                              functor::scratch::shmem_size(std::size_t(kb) * fb) +
+                              functor::scratch::shmem_size(std::size_t(nb) * kb);
+    functor f{in, wt, bias, out, p, nb, kb, fb, kblocks};
+    Kokkos::parallel_for("kcnn::fc_direct_tiled_scratch", make_team_policy(exec, nblocks * kblocks, bytes, f, 256), f);
+  }
+};
+// The library path: one KokkosBlas::gemm over the tensors' own storage (in, wt and out in the
+// same compile-time layout).
 //   nchw: out(N x K) = in(N x CHW) * W(K x CHW)^T;  nhwc: the same with HWC features;
 //   chwn: out(K x N) = Wt(CHW x K)^T * in(CHW x N).
-template <class Exec, class In, class Wt, class Bias, class Out>
-void fc(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-        const conv2d_params& p, variant::fc_gemm) {
-  using L = typename Out::layout_tag;
-  static_assert(!L::runtime_strided, "fc gemm needs a compile-time layout");
-  using mem = typename Out::memory_space;
-  using cmat = Kokkos::View<const float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
-  using mat = Kokkos::View<float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
-  Kokkos::parallel_for("kcnn::fc_gemm_bias", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::broadcast_bias<Bias, Out>{bias, out});
-  const int features = p.c * p.h * p.w;
-  if constexpr (std::is_same_v<L, layout::chwn>) {
-    cmat a(in.view().data(), features, p.n);
-    cmat w(wt.view().data(), features, p.k);
-    mat c(out.view().data(), p.k, p.n);
-    KokkosBlas::gemm("T", "N", 1.0f, w, a, 1.0f, c);
-  } else {
-    cmat a(in.view().data(), p.n, features);
-    cmat w(wt.view().data(), p.k, features);
-    mat c(out.view().data(), p.n, p.k);
-    KokkosBlas::gemm("N", "T", 1.0f, a, w, 1.0f, c);
+struct fc_gemm {
+  using op = ops::fc;
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const fc_params& p) const {
+    using L = typename Out::layout_tag;
+    static_assert(!L::runtime_strided, "kcnn::fc: fc_gemm needs a compile-time layout");
+    static_assert(std::is_same_v<typename In::layout_tag, L> && std::is_same_v<typename Wt::layout_tag, L>,
+                  "kcnn::fc: fc_gemm needs in, wt and out in the same layout");
+    using mem = typename Out::memory_space;
+    using cmat = Kokkos::View<const float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
+    using mat = Kokkos::View<float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
+    Kokkos::parallel_for("kcnn::fc_gemm_bias", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                         detail::broadcast_bias<Bias, Out>{bias, out});
+    const int features = p.c * p.h * p.w;
+    if constexpr (std::is_same_v<L, layout::chwn>) {
+      cmat a(in.view().data(), features, p.n);
+      cmat w(wt.view().data(), features, p.k);
+      mat c(out.view().data(), p.k, p.n);
+      KokkosBlas::gemm("T", "N", 1.0f, w, a, 1.0f, c);
+    } else {
+      cmat a(in.view().data(), p.n, features);
+      cmat w(wt.view().data(), p.k, features);
+      mat c(out.view().data(), p.n, p.k);
+      KokkosBlas::gemm("N", "T", 1.0f, a, w, 1.0f, c);
+    }
   }
+};
+// Weights and bias by value in the functor (constant memory on CUDA). Every layout. Stateful:
+// kcnn::prepare(exec, v, p, in, wt, bias, out) embeds wt and bias (later changes are not seen
+// until the next prepare); refuses more than constant_filter_capacity (7680) weights and biases.
+struct fc_direct_constant {
+  using op = ops::fc;
+  static constexpr bool stateful = true;
+  using filter = constant_filter<constant_filter_capacity>;
+
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void prepare(const Exec&, const fc_params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
+    detail::fc_check<Exec>(in, wt, bias, out, p);
+    auto f = std::make_shared<filter>(
+        detail::constant_filter_from_device<constant_filter_capacity>("fc", "fc_direct_constant", p, wt, bias));
+    state_.set(typeid(void), p, f, 4.0 * p.weight_count());
+  }
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt&, const Bias&, const Out& out, const fc_params& p) const {
+    const filter& f = state_.get<filter, Exec>("fc", "fc_direct_constant", p);
+    detail::fc_constant_launch(exec, in, f, out, p);
+  }
+  bool prepared() const { return state_.prepared(); }
+  double workspace_bytes() const { return state_.workspace_bytes(); }
+
+ private:
+  detail::state_handle<fc_params> state_;
+};
+}  // namespace variant
+
+// out(n, k) = sum over features of in(n, .) wt(k, .) + bias(k). Throws std::invalid_argument on
+// invalid params or operand dims, std::logic_error when a stateful variant was not prepared.
+template <class Exec, class In, class Wt, class Bias, class Out, class V = variant::fc_direct_coalesced>
+void fc(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const fc_params& p,
+        const V& v = V{}) {
+  static_assert(detail::is_variant_of<V, ops::fc>, "kcnn::fc: not an fc variant (kcnn::variant::fc_*)");
+  detail::fc_check<Exec>(in, wt, bias, out, p);
+  v.run(exec, in, wt, bias, out, p);
 }
+
 
 }  // namespace kcnn

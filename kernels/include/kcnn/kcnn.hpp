@@ -1,10 +1,25 @@
 #pragma once
-// Umbrella header of kcnn::kernels.
+// Umbrella header of kcnn::kernels: the whole public library (docs/library.md).
+#include <kcnn/api.hpp>
 #include <kcnn/compat.hpp>
-#include <kcnn/conv2d/direct_global.hpp>
+#include <kcnn/constant.hpp>
+#include <kcnn/conv2d.hpp>
 #include <kcnn/conv2d_params.hpp>
+#include <kcnn/data.hpp>
+#include <kcnn/eltwise.hpp>
+#include <kcnn/fc.hpp>
 #include <kcnn/fill.hpp>
 #include <kcnn/layout.hpp>
-#include <kcnn/reference/conv2d.hpp>
+#include <kcnn/lrn.hpp>
+#include <kcnn/activation.hpp>
+#include <kcnn/batchnorm.hpp>
+#include <kcnn/pool.hpp>
+#include <kcnn/softmax.hpp>
+#include <kcnn/team.hpp>
 #include <kcnn/tensor.hpp>
+#include <kcnn/traffic_model.hpp>
+#include <kcnn/transform.hpp>
 #include <kcnn/validate.hpp>
+#include <kcnn/reference/conv2d.hpp>
+#include <kcnn/reference/layers.hpp>
+#include <kcnn/reference/pool.hpp>

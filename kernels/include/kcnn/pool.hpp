@@ -2,11 +2,17 @@
 // Max and average pooling with Caffe's semantics (window r x s, stride, symmetric padding).
 //
 // Output size: floor mode (h + 2 pad - r) / stride + 1 (torchvision); ceil mode rounds up
-// (Caffe), then clips the last window when it would start in the padding:
-// if pad > 0 and (out - 1) * stride >= h + pad, out -= 1.
+// (Caffe), then drops the last window when it would start past the input and its left padding,
+// as PyTorch does, for every pad (pad 0 included):
+//   if ceil_mode and (out - 1) * stride >= h + pad, out -= 1.
+// With pad < r (checked) every window then holds at least one input element, so no output is
+// ever -FLT_MAX (max) or NaN (average) for a shape check() accepts.
 // Max: over the window's elements inside the input. Average: the sum over the inside
 // elements divided by the window area clipped to the padded input (Caffe's pool_size), which
 // counts padding but not the part of a ceil-mode window beyond it.
+//
+// Entry point: kcnn::pool(exec, in, out, params, variant = variant::pool_naive{}).
+#include <kcnn/api.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
 
@@ -30,8 +36,27 @@ struct pool_params {
   KOKKOS_INLINE_FUNCTION int out_size(int in, int window) const {
     const int span = in + 2 * pad - window;
     int o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-    if (ceil_mode && pad > 0 && (o - 1) * stride >= in + pad) --o;
+    if (ceil_mode && (o - 1) * stride >= in + pad) --o;
     return o;
+  }
+
+  // Named constructors: max or average pooling of an input of dims `in` with an r x s window.
+  static pool_params max_pool(const dims4& in, int r, int s, int stride, int pad = 0, bool ceil_mode = false) {
+    return make(pool_kind::max, in, r, s, stride, pad, ceil_mode);
+  }
+  static pool_params avg_pool(const dims4& in, int r, int s, int stride, int pad = 0, bool ceil_mode = false) {
+    return make(pool_kind::avg, in, r, s, stride, pad, ceil_mode);
+  }
+  static pool_params make(pool_kind kind, const dims4& in, int r, int s, int stride, int pad = 0,
+                          bool ceil_mode = false) {
+    pool_params p;
+    p.n = in.n; p.c = in.c; p.h = in.h; p.w = in.w;
+    p.r = r; p.s = s; p.stride = stride; p.pad = pad; p.ceil_mode = ceil_mode; p.kind = kind;
+    return p;
+  }
+  bool operator==(const pool_params& o) const {
+    return n == o.n && c == o.c && h == o.h && w == o.w && r == o.r && s == o.s && stride == o.stride &&
+           pad == o.pad && ceil_mode == o.ceil_mode && kind == o.kind;
   }
   KOKKOS_INLINE_FUNCTION int p() const { return out_size(h, r); }
   KOKKOS_INLINE_FUNCTION int q() const { return out_size(w, s); }
@@ -43,6 +68,7 @@ struct pool_params {
         {"n", n}, {"c", c}, {"h", h}, {"w", w}, {"r", r}, {"s", s}, {"stride", stride}};
     for (const auto& f : positive)
       if (f.v <= 0) return std::string(f.name) + ": must be > 0, got " + std::to_string(f.v);
+    if (kind != pool_kind::max && kind != pool_kind::avg) return "kind: not max or avg: " + std::to_string(int(kind));
     if (pad < 0) return "pad: must be >= 0, got " + std::to_string(pad);
     if (pad >= r || pad >= s) return "pad: must be smaller than the window, got " + std::to_string(pad);
     if (const std::string e = padded_extent_error(h, w, pad, stride); !e.empty()) return e;
@@ -197,26 +223,50 @@ struct pool_tiled_functor {
 }  // namespace detail
 
 namespace variant {
-struct pool_naive {};
+// One thread per output, along the output's storage order. Every layout. The default.
+struct pool_naive {
+  using op = ops::pool;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const pool_params& p) const {
+    Kokkos::parallel_for("kcnn::pool_naive", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                         detail::pool_naive_functor<In, Out>{in, out, p});
+  }
+};
+// RH x RW outputs per thread, the windows' shared inputs reused from registers. Compile-time
+// output layouts.
 template <int RH, int RW>
-struct pool_regtile {};
-struct pool_tiled {};
+struct pool_regtile {
+  static_assert(RH >= 1 && RW >= 1 && RH * RW <= 64, "pool_regtile: 1..64 outputs per thread");
+  using op = ops::pool;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const pool_params& p) const {
+    static_assert(!Out::layout_tag::runtime_strided,
+                  "kcnn::pool: pool_regtile needs a compile-time output layout (use pool_naive for strided)");
+    const dims4 grid{p.n, p.c, (p.p() + RH - 1) / RH, (p.q() + RW - 1) / RW};
+    Kokkos::parallel_for("kcnn::pool_regtile", Kokkos::RangePolicy<Exec>(exec, 0, grid.size()),
+                         detail::pool_regtile_functor<RH, RW, In, Out>{in, out, p, grid});
+  }
+};
+// A team per tile, its input tile staged in team scratch. Compile-time layouts; throws
+// std::invalid_argument when the window does not fit in the backend's team scratch.
+struct pool_tiled {
+  using op = ops::pool;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const pool_params& p) const;
+};
 }  // namespace variant
 
-template <class Exec, class In, class Out>
-void pool(const Exec& exec, const In& in, const Out& out, const pool_params& p, variant::pool_naive) {
-  Kokkos::parallel_for("kcnn::pool_naive", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::pool_naive_functor<In, Out>{in, out, p});
+// out = pool(in). in: p.input_dims(), out: p.output_dims(), any layouts and memory spaces the
+// execution space can access. Throws std::invalid_argument on invalid params or operand dims.
+template <class Exec, class In, class Out, class V = variant::pool_naive>
+void pool(const Exec& exec, const In& in, const Out& out, const pool_params& p, const V& v = V{}) {
+  static_assert(detail::is_variant_of<V, ops::pool>, "kcnn::pool: not a pool variant (kcnn::variant::pool_*)");
+  const detail::checker<Exec> check{"pool"};
+  check.params(p.check());
+  check.tensor("in", in, p.input_dims());
+  check.tensor("out", out, p.output_dims());
+  v.run(exec, in, out, p);
 }
-
-template <class Exec, class In, class Out, int RH, int RW>
-void pool(const Exec& exec, const In& in, const Out& out, const pool_params& p,
-          variant::pool_regtile<RH, RW>) {
-  const dims4 grid{p.n, p.c, (p.p() + RH - 1) / RH, (p.q() + RW - 1) / RW};
-  Kokkos::parallel_for("kcnn::pool_regtile", Kokkos::RangePolicy<Exec>(exec, 0, grid.size()),
-                       detail::pool_regtile_functor<RH, RW, In, Out>{in, out, p, grid});
-}
-
 // Output tile per layout, clipped to the layer; halved until its input tile fits in scratch.
 template <class Layout>
 dims4 pool_tile(const pool_params& p, std::size_t scratch_bytes) {
@@ -239,10 +289,12 @@ dims4 pool_tile(const pool_params& p, std::size_t scratch_bytes) {
 }
 
 template <class Exec, class In, class Out>
-void pool(const Exec& exec, const In& in, const Out& out, const pool_params& p, variant::pool_tiled) {
+void variant::pool_tiled::run(const Exec& exec, const In& in, const Out& out, const pool_params& p) const {
+  static_assert(!In::layout_tag::runtime_strided && !Out::layout_tag::runtime_strided,
+                "kcnn::pool: pool_tiled needs compile-time layouts (use pool_naive or pool_regtile for strided)");
   using functor = detail::pool_tiled_functor<Exec, In, Out>;
   const dims4 t = pool_tile<typename In::layout_tag>(p, scratch_limit<Exec>(0));
-  if (t.size() == 0) throw std::runtime_error("pool tiled: window does not fit in team scratch");
+  if (t.size() == 0) detail::fail("pool", "pool_tiled: the window does not fit in team scratch");
   const dims4 it{t.n, t.c, (t.h - 1) * p.stride + p.r, (t.w - 1) * p.stride + p.s};
   const dims4 tiles{(p.n + t.n - 1) / t.n, (p.c + t.c - 1) / t.c, (p.p() + t.h - 1) / t.h,
                     (p.q() + t.w - 1) / t.w};

@@ -8,6 +8,10 @@
 // fused: one launch, a team per row; the row is staged in team scratch when it fits, so the
 // tensor is read once and written once (2 passes); otherwise max, sum and write each read it
 // (4 passes).
+//
+// Entry point: kcnn::softmax(exec, in, out, params, variant = variant::softmax_fused{}).
+// softmax_multi_kernel is stateful (its per-row workspace): kcnn::prepare first.
+#include <kcnn/api.hpp>
 #include <kcnn/compat.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
@@ -15,12 +19,28 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <memory>
+#include <string>
+
 namespace kcnn {
 
 struct softmax_params {
   int n = 0, c = 0, h = 1, w = 1;
   dims4 dims() const { return {n, c, h, w}; }
   dims4 rows() const { return {n, 1, h, w}; }
+
+  // Named constructors: softmax over the channels of a tensor of dims d, or over c classes of n
+  // images (h = w = 1).
+  static softmax_params make(const dims4& d) { return softmax_params{d.n, d.c, d.h, d.w}; }
+  static softmax_params classes(int n, int c) { return softmax_params{n, c, 1, 1}; }
+  // Empty when valid, otherwise the first problem found, naming the field.
+  std::string check() const {
+    const struct { const char* name; int v; } positive[] = {{"n", n}, {"c", c}, {"h", h}, {"w", w}};
+    for (const auto& f : positive)
+      if (f.v <= 0) return std::string(f.name) + ": must be > 0, got " + std::to_string(f.v);
+    return {};
+  }
+  bool operator==(const softmax_params& o) const { return n == o.n && c == o.c && h == o.h && w == o.w; }
   double min_bytes() const { return 8.0 * double(dims().size()); }
   // max, subtract, exp, add, divide per element.
   double flops() const { return 5.0 * double(dims().size()); }
@@ -111,23 +131,17 @@ struct softmax_fused_functor {
 
 }  // namespace detail
 
-namespace variant {
-struct softmax_multi_kernel {};
-struct softmax_fused {};
-}  // namespace variant
-
-// Passes over the tensor (reads + writes) each variant makes.
-inline int softmax_passes(variant::softmax_multi_kernel, const softmax_params&, std::size_t) { return 10; }
 template <class Exec>
 bool softmax_fused_staged(const softmax_params& p) {
   using scratch = Kokkos::View<float*, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   return scratch::shmem_size(std::size_t(p.c)) + 64 <= scratch_limit<Exec>(0);
 }
 
-// workspace: one float per row (the per-row max, then the sum), as Caffe's scale blob.
+namespace detail {
+// Caffe's six launches; workspace: one float per row (the per-row max, then the sum).
 template <class Exec, class In, class Out, class Vec>
-void softmax(const Exec& exec, const In& in, const Out& out, const Vec& workspace,
-             const softmax_params& p, variant::softmax_multi_kernel) {
+void softmax_multi_kernel_launch(const Exec& exec, const In& in, const Out& out, const Vec& workspace,
+                                 const softmax_params& p) {
   using R = Kokkos::RangePolicy<Exec>;
   const dims4 rows = p.rows();
   Kokkos::parallel_for("kcnn::softmax_copy", R(exec, 0, out.size()), detail::transform_naive_functor<In, Out>{in, out});
@@ -137,14 +151,79 @@ void softmax(const Exec& exec, const In& in, const Out& out, const Vec& workspac
   Kokkos::parallel_for("kcnn::softmax_sum", R(exec, 0, rows.size()), detail::softmax_row_reduce<Out, Vec>{out, workspace, rows, 1});
   Kokkos::parallel_for("kcnn::softmax_divide", R(exec, 0, out.size()), detail::softmax_elementwise<Out, Vec>{out, workspace, rows, 2});
 }
-
 template <class Exec, class In, class Out>
-void softmax(const Exec& exec, const In& in, const Out& out, const softmax_params& p, variant::softmax_fused) {
-  using functor = detail::softmax_fused_functor<Exec, In, Out>;
-  const bool staged = softmax_fused_staged<Exec>(p);
-  functor f{in, out, p.rows(), staged};
-  const std::size_t bytes = staged ? functor::scratch::shmem_size(std::size_t(p.c)) : 0;
-  Kokkos::parallel_for("kcnn::softmax_fused", make_team_policy(exec, int(p.rows().size()), bytes, f, 256), f);
+void softmax_check(const In& in, const Out& out, const softmax_params& p) {
+  const checker<Exec> check{"softmax"};
+  check.params(p.check());
+  check.tensor("in", in, p.dims());
+  check.tensor("out", out, p.dims());
 }
+}  // namespace detail
+
+namespace variant {
+// Caffe's softmax_layer: six launches, one thread per row for the two reductions, 10 passes over
+// memory. Compile-time output layouts. Stateful: kcnn::prepare allocates the per-row workspace
+// (4 n h w bytes) in the execution space's memory space.
+struct softmax_multi_kernel {
+  using op = ops::softmax;
+  static constexpr bool stateful = true;
+
+  template <class Exec, class In, class Out>
+  void prepare(const Exec& exec, const softmax_params& p, const In& in, const Out& out) {
+    (void)exec;
+    detail::softmax_check<Exec>(in, out, p);
+    using ws_t = Kokkos::View<float*, typename Exec::memory_space>;
+    auto ws = std::make_shared<ws_t>("kcnn::softmax_multi_kernel.scale", p.rows().size());
+    state_.set(typeid(Exec), p, ws, 4.0 * double(p.rows().size()));
+  }
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const softmax_params& p) const {
+    static_assert(!Out::layout_tag::runtime_strided,
+                  "kcnn::softmax: softmax_multi_kernel needs a compile-time output layout (use softmax_fused)");
+    using ws_t = Kokkos::View<float*, typename Exec::memory_space>;
+    const ws_t& ws = state_.get<ws_t, Exec>("softmax", "softmax_multi_kernel", p);
+    detail::softmax_multi_kernel_launch(exec, in, out, ws, p);
+  }
+  bool prepared() const { return state_.prepared(); }
+  double workspace_bytes() const { return state_.workspace_bytes(); }
+
+ private:
+  detail::state_handle<softmax_params> state_;
+};
+// One launch, a team per row; the row staged in team scratch when it fits (2 passes), else read
+// three times (4 passes). Compile-time output layouts. The default.
+struct softmax_fused {
+  using op = ops::softmax;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const softmax_params& p) const {
+    static_assert(!Out::layout_tag::runtime_strided,
+                  "kcnn::softmax: softmax_fused needs a compile-time output layout");
+    using functor = detail::softmax_fused_functor<Exec, In, Out>;
+    const bool staged = softmax_fused_staged<Exec>(p);
+    functor f{in, out, p.rows(), staged};
+    const std::size_t bytes = staged ? functor::scratch::shmem_size(std::size_t(p.c)) : 0;
+    Kokkos::parallel_for("kcnn::softmax_fused", make_team_policy(exec, int(p.rows().size()), bytes, f, 256), f);
+  }
+};
+}  // namespace variant
+
+// Passes over the tensor's memory (reads + writes) each variant makes on execution space Exec.
+// Caffe's sequence: copy (r+w), max (r), subtract (r+w), exp (r+w), sum (r), divide (r+w).
+template <class Exec>
+int softmax_passes(const variant::softmax_multi_kernel&, const softmax_params&) { return 10; }
+// The row staged in team scratch: read once, written once; else read three times.
+template <class Exec>
+int softmax_passes(const variant::softmax_fused&, const softmax_params& p) { return softmax_fused_staged<Exec>(p) ? 2 : 4; }
+
+// out = softmax(in) over the channels of every pixel. in and out: p.dims(). Throws
+// std::invalid_argument on invalid params or operand dims, std::logic_error when
+// softmax_multi_kernel was not prepared.
+template <class Exec, class In, class Out, class V = variant::softmax_fused>
+void softmax(const Exec& exec, const In& in, const Out& out, const softmax_params& p, const V& v = V{}) {
+  static_assert(detail::is_variant_of<V, ops::softmax>, "kcnn::softmax: not a softmax variant (kcnn::variant::softmax_*)");
+  detail::softmax_check<Exec>(in, out, p);
+  v.run(exec, in, out, p);
+}
+
 
 }  // namespace kcnn

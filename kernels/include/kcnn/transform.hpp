@@ -3,7 +3,13 @@
 // naive: one thread per element in the output's storage order (coalesced writes, strided reads).
 // tiled: 32 x 32 tiles over the input's fastest axis and the output's fastest axis, transposed
 // through team scratch padded to 33 columns so that the column-wise accesses fall in distinct
-// banks; both the global reads and the global writes run along the fastest dimension.
+// banks; both the global reads and the global writes run along the fastest dimension. When both
+// layouts have the same fastest axis (the same layout, in particular) there is nothing to
+// transpose and tiled copies along the storage order (coalesced on both sides).
+// Both variants take every layout pair, the runtime-strided layout and same-layout pairs included.
+//
+// Entry point: kcnn::transform(exec, in, out, variant = variant::transform_naive{}).
+#include <kcnn/api.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
 
@@ -62,31 +68,51 @@ struct transform_tiled_functor {
 }  // namespace detail
 
 namespace variant {
-struct transform_naive {};
-struct transform_tiled {};
+// One thread per output element in the output's storage order. The default.
+struct transform_naive {
+  using op = ops::transform;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const no_params&) const {
+    Kokkos::parallel_for("kcnn::transform_naive", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                         detail::transform_naive_functor<In, Out>{in, out});
+  }
+};
+// 32 x 32 tiles transposed through team scratch.
+struct transform_tiled {
+  using op = ops::transform;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const no_params&) const {
+    using functor = detail::transform_tiled_functor<Exec, In, Out>;
+    const int a_in = in.order()[3], a_out = out.order()[3];  // the fastest axes
+    if (a_in == a_out) {  // nothing to transpose: a copy along the storage order
+      Kokkos::parallel_for("kcnn::transform_tiled_copy", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                           detail::transform_naive_functor<In, Out>{in, out});
+      return;
+    }
+    int others[2] = {0, 0}, k = 0;
+    for (int a = 0; a < 4 && k < 2; ++a)
+      if (a != a_in && a != a_out) others[k++] = a;
+    const dims4& d = in.dims();
+    const int ext[4] = {d.n, d.c, d.h, d.w};
+    functor f{in, out, a_in, a_out, others[0], others[1], (ext[a_in] + 31) / 32, (ext[a_out] + 31) / 32};
+    const int league = f.tiles_in * f.tiles_out * ext[others[0]] * ext[others[1]];
+    Kokkos::parallel_for("kcnn::transform_tiled",
+                         make_team_policy(exec, league, functor::scratch::shmem_size(32 * 33), f, 256), f);
+  }
+};
 }  // namespace variant
 
-template <class Exec, class In, class Out>
-void transform(const Exec& exec, const In& in, const Out& out, variant::transform_naive) {
-  Kokkos::parallel_for("kcnn::transform_naive", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::transform_naive_functor<In, Out>{in, out});
-}
-
-template <class Exec, class In, class Out>
-void transform(const Exec& exec, const In& in, const Out& out, variant::transform_tiled) {
-  using functor = detail::transform_tiled_functor<Exec, In, Out>;
-  const int a_in = int(In::layout_tag::order[3]), a_out = int(Out::layout_tag::order[3]);
-  static_assert(!In::layout_tag::runtime_strided && !Out::layout_tag::runtime_strided,
-                "tiled transform needs compile-time layouts");
-  int others[2], k = 0;
-  for (int a = 0; a < 4; ++a)
-    if (a != a_in && a != a_out) others[k++] = a;
-  const dims4& d = in.dims();
-  const int ext[4] = {d.n, d.c, d.h, d.w};
-  functor f{in, out, a_in, a_out, others[0], others[1], (ext[a_in] + 31) / 32, (ext[a_out] + 31) / 32};
-  const int league = f.tiles_in * f.tiles_out * ext[others[0]] * ext[others[1]];
-  Kokkos::parallel_for("kcnn::transform_tiled",
-                       make_team_policy(exec, league, functor::scratch::shmem_size(32 * 33), f, 256), f);
+// out (its layout) = in (its layout): the same logical tensor. in and out: equal dims, any
+// layouts and memory spaces the execution space can access. Throws std::invalid_argument when
+// the dims differ.
+template <class Exec, class In, class Out, class V = variant::transform_naive>
+void transform(const Exec& exec, const In& in, const Out& out, const V& v = V{}) {
+  static_assert(detail::is_variant_of<V, ops::transform>,
+                "kcnn::transform: not a transform variant (kcnn::variant::transform_*)");
+  const detail::checker<Exec> check{"transform"};
+  check.tensor("in", in, out.dims());
+  check.tensor("out", out, in.dims());
+  v.run(exec, in, out, no_params{});
 }
 
 }  // namespace kcnn

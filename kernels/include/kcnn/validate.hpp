@@ -99,4 +99,16 @@ comparison compare(const Out& out, const dims4& d, const std::vector<double>& re
   return r;
 }
 
+// out: a host array in logical nchw order (kcnn::copy_out).
+inline comparison compare(const std::vector<float>& out, const dims4& d, const std::vector<double>& ref,
+                          double tolerance) {
+  if (out.size() != d.size()) {
+    comparison r;
+    r.count = d.size();
+    r.message = "output has " + std::to_string(out.size()) + " elements, dims hold " + std::to_string(d.size());
+    return r;
+  }
+  return compare([&](int n, int c, int h, int w) { return out[d.logical_index(n, c, h, w)]; }, d, ref, tolerance);
+}
+
 }  // namespace kcnn

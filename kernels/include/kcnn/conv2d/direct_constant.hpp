@@ -7,12 +7,15 @@
 // time constant so the functor stays under 32 KiB; layers whose weights do not fit cannot use
 // this variant. On host backends the weights simply travel inside the functor.
 #include <kcnn/conv2d/direct_global.hpp>
+#include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/constant.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace kcnn {
@@ -75,14 +78,6 @@ struct conv2d_constant_functor {
 
 }  // namespace detail
 
-namespace variant {
-struct direct_constant {};
-// Constant weights with the threads of a warp on one filter (every lane reads the same weight:
-// a broadcast) or on consecutive filters (every lane a different weight: serialised).
-struct direct_constant_warp_uniform {};
-struct direct_constant_warp_divergent {};
-}  // namespace variant
-
 // Thread orders of the two constant-memory mappings for an output layout: uniform keeps k fixed
 // along consecutive threads (the layout's own order unless k is its fastest axis, then nchw's);
 // divergent makes k the fastest axis.
@@ -91,28 +86,94 @@ using warp_uniform_order =
     std::conditional_t<Layout::order[3] == axis::c, layout::nchw, Layout>;
 using warp_divergent_order = layout::nhwc;
 
-// One thread per output along the output layout (as direct_coalesced), weights from `f`.
-template <class Exec, class In, class Out, int Capacity>
-void conv2d(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
-            const conv2d_params& p, variant::direct_constant) {
-  using functor = detail::conv2d_constant_functor<detail::mapping::coalesced, Capacity, In, Out>;
-  parallel_for_constant("kcnn::conv2d_direct_constant", exec, out.size(), functor{in, out, p, f});
+namespace detail {
+// 0: coalesced (direct_constant), 1: warp_uniform, 2: warp_divergent.
+template <int Which, class Exec, class In, class Out, int Capacity>
+void conv2d_constant_launch(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
+                            const conv2d_params& p) {
+  if constexpr (Which == 0) {
+    using functor = conv2d_constant_functor<mapping::coalesced, Capacity, In, Out>;
+    parallel_for_constant("kcnn::conv2d_direct_constant", exec, out.size(), functor{in, out, p, f});
+  } else if constexpr (Which == 1) {
+    static_assert(!Out::layout_tag::runtime_strided,
+                  "kcnn::conv2d: direct_constant_warp_uniform needs a compile-time output layout");
+    using order = warp_uniform_order<typename Out::layout_tag>;
+    using functor = conv2d_constant_functor<mapping::in_order<order>, Capacity, In, Out>;
+    parallel_for_constant("kcnn::conv2d_direct_constant_uniform", exec, out.size(), functor{in, out, p, f});
+  } else {
+    using functor = conv2d_constant_functor<mapping::in_order<warp_divergent_order>, Capacity, In, Out>;
+    parallel_for_constant("kcnn::conv2d_direct_constant_divergent", exec, out.size(), functor{in, out, p, f});
+  }
 }
 
-template <class Exec, class In, class Out, int Capacity>
-void conv2d(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
-            const conv2d_params& p, variant::direct_constant_warp_uniform) {
-  using order = warp_uniform_order<typename Out::layout_tag>;
-  using functor = detail::conv2d_constant_functor<detail::mapping::in_order<order>, Capacity, In, Out>;
-  parallel_for_constant("kcnn::conv2d_direct_constant_uniform", exec, out.size(), functor{in, out, p, f});
+// Host copy of a filter tensor's and a bias' values, and the constant filter built from them.
+template <int Capacity, class Wt, class Bias>
+constant_filter<Capacity> constant_filter_from_device(const char* op, const char* variant, const conv2d_params& p,
+                                                      const Wt& wt, const Bias& bias) {
+  using filter = constant_filter<Capacity>;
+  if (!filter::fits(p))
+    fail(op, std::string(variant) + ": " + std::to_string(std::size_t(p.weight_count())) +
+                 " weights and biases exceed the constant capacity of " + std::to_string(Capacity) + " floats");
+  const auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), wt.view());
+  const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bias);
+  using L = typename Wt::layout_tag;
+  const auto w = [&](int k, int c, int r, int s) { return L::at(hw, k, c, r, s); };
+  return filter::from_host(p, w, hb);
 }
 
-template <class Exec, class In, class Out, int Capacity>
-void conv2d(const Exec& exec, const In& in, const constant_filter<Capacity>& f, const Out& out,
-            const conv2d_params& p, variant::direct_constant_warp_divergent) {
-  using functor = detail::conv2d_constant_functor<detail::mapping::in_order<warp_divergent_order>,
-                                                  Capacity, In, Out>;
-  parallel_for_constant("kcnn::conv2d_direct_constant_divergent", exec, out.size(), functor{in, out, p, f});
+// The stateful constant-memory conv2d variants: kcnn::prepare copies the weights and bias to the
+// host once and embeds them in the variant; runs take them by value (constant memory on CUDA).
+template <int Which>
+struct conv2d_constant_variant {
+  using op = ops::conv2d;
+  static constexpr bool stateful = true;
+  using filter = constant_filter<constant_filter_capacity>;
+  static constexpr const char* variant_name =
+      Which == 0 ? "direct_constant" : Which == 1 ? "direct_constant_warp_uniform" : "direct_constant_warp_divergent";
+
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void prepare(const Exec&, const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
+    conv2d_check<Exec>(in, wt, bias, out, p);
+    auto f = std::make_shared<filter>(constant_filter_from_device<constant_filter_capacity>("conv2d", variant_name, p, wt, bias));
+    state_.set(typeid(void), p, f, 4.0 * p.weight_count());
+  }
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt&, const Bias&, const Out& out, const conv2d_params& p) const {
+    const filter& f = state_.template get<filter, Exec>("conv2d", variant_name, p);
+    conv2d_constant_launch<Which>(exec, in, f, out, p);
+  }
+  bool prepared() const { return state_.prepared(); }
+  double workspace_bytes() const { return state_.workspace_bytes(); }
+
+ private:
+  state_handle<conv2d_params> state_;
+};
+}  // namespace detail
+
+namespace variant {
+// Weights and bias by value in the functor (constant memory on CUDA), one thread per output along
+// the output layout. Stateful: kcnn::prepare(exec, v, p, in, wt, bias, out) embeds wt and bias
+// (later changes to them are not seen until the next prepare); refuses layers with more than
+// constant_filter_capacity (7680) weights and biases. Every layout.
+struct direct_constant : detail::conv2d_constant_variant<0> {};
+// Constant weights with the threads of a warp on one filter (every lane reads the same weight:
+// a broadcast; compile-time layouts) or on consecutive filters (every lane a different weight:
+// serialised). Stateful as direct_constant.
+struct direct_constant_warp_uniform : detail::conv2d_constant_variant<1> {};
+struct direct_constant_warp_divergent : detail::conv2d_constant_variant<2> {};
+}  // namespace variant
+
+namespace detail {
+template <class Exec, class In, class Out>
+void conv2d_check_in_out(const In& in, const Out& out, const conv2d_params& p) {
+  const checker<Exec> check{"conv2d"};
+  check.params(p.check());
+  check.tensor("in", in, p.input_dims());
+  check.tensor("out", out, p.output_dims());
 }
+}  // namespace detail
+
+
+
 
 }  // namespace kcnn

@@ -4,6 +4,7 @@
 // Coalesced mapping: thread i computes the output element stored at address i, i.e. threads
 // are laid along the output layout's fastest dimension (w for nchw, k for nhwc, n for chwn, the
 // last one being cuda-convnet's one-thread-per-image mapping).
+#include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/tensor.hpp>
 
@@ -111,31 +112,27 @@ struct conv2d_direct_functor {
 
 namespace variant {
 // Direct conv2d in global memory, one thread per output, coalesced along the output layout.
-// Works on every layout, including the runtime-strided one.
-struct direct_coalesced {};
-// The same, with the thread mapping deliberately against the layout.
-struct direct_strided {};
+// Works on every layout, including the runtime-strided one. The default.
+struct direct_coalesced {
+  using op = ops::conv2d;
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const conv2d_params& p) const {
+    Kokkos::parallel_for(
+        "kcnn::conv2d_direct_coalesced", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+        detail::conv2d_direct_functor<detail::mapping::coalesced, In, Wt, Bias, Out>{in, wt, bias, out, p});
+  }
+};
+// The same, with the thread mapping deliberately against the layout. Compile-time layouts.
+struct direct_strided {
+  using op = ops::conv2d;
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const conv2d_params& p) const {
+    static_assert(!Out::layout_tag::runtime_strided, "kcnn::conv2d: direct_strided needs a compile-time layout");
+    Kokkos::parallel_for(
+        "kcnn::conv2d_direct_strided", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+        detail::conv2d_direct_functor<detail::mapping::against_layout, In, Wt, Bias, Out>{in, wt, bias, out, p});
+  }
+};
 }  // namespace variant
-
-// out = conv2d(in, wt) + bias. in, wt and out share a layout tag; wt is (k, c/groups, r, s).
-// Inputs may be const and carry memory traits (e.g. RandomAccess for the read-only path).
-template <class Exec, class In, class Wt, class Bias, class Out>
-void conv2d(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-            const conv2d_params& p, variant::direct_coalesced) {
-  Kokkos::parallel_for(
-      "kcnn::conv2d_direct_coalesced", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-      detail::conv2d_direct_functor<detail::mapping::coalesced, In, Wt, Bias, Out>{in, wt, bias,
-                                                                                   out, p});
-}
-
-template <class Exec, class In, class Wt, class Bias, class Out>
-void conv2d(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-            const conv2d_params& p, variant::direct_strided) {
-  static_assert(!Out::layout_tag::runtime_strided, "direct_strided needs a compile-time layout");
-  Kokkos::parallel_for(
-      "kcnn::conv2d_direct_strided", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-      detail::conv2d_direct_functor<detail::mapping::against_layout, In, Wt, Bias, Out>{
-          in, wt, bias, out, p});
-}
 
 }  // namespace kcnn

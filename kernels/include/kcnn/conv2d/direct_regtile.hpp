@@ -4,6 +4,7 @@
 // register (the outputs' accumulators live in registers too). Threads run along the output
 // layout's storage order with k counted in blocks of KT.
 #include <kcnn/conv2d/direct_global.hpp>
+#include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/layout.hpp>
 
@@ -46,23 +47,22 @@ struct conv2d_regtile_k_functor {
 }  // namespace detail
 
 namespace variant {
-// KT output channels per thread, reusing each input load KT times from registers.
+// KT output channels per thread, reusing each input load KT times from registers. Compile-time
+// output layouts.
 template <int KT>
 struct direct_regtile_k {
   static_assert(KT >= 1 && KT <= 32, "register tile must be 1..32");
   static constexpr int factor = KT;
+  using op = ops::conv2d;
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const conv2d_params& p) const {
+    static_assert(!Out::layout_tag::runtime_strided, "kcnn::conv2d: direct_regtile_k needs a compile-time layout");
+    const int kblocks = (p.k_per_group() + KT - 1) / KT;
+    const dims4 grid{p.n, kblocks * p.groups, p.p(), p.q()};
+    Kokkos::parallel_for("kcnn::conv2d_direct_regtile_k", Kokkos::RangePolicy<Exec>(exec, 0, grid.size()),
+                         detail::conv2d_regtile_k_functor<KT, In, Wt, Bias, Out>{in, wt, bias, out, p, grid, kblocks});
+  }
 };
 }  // namespace variant
-
-template <class Exec, class In, class Wt, class Bias, class Out, int KT>
-void conv2d(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-            const conv2d_params& p, variant::direct_regtile_k<KT>) {
-  static_assert(!Out::layout_tag::runtime_strided, "regtile needs a compile-time layout");
-  const int kblocks = (p.k_per_group() + KT - 1) / KT;
-  const dims4 grid{p.n, kblocks * p.groups, p.p(), p.q()};
-  Kokkos::parallel_for("kcnn::conv2d_direct_regtile_k", Kokkos::RangePolicy<Exec>(exec, 0, grid.size()),
-                       detail::conv2d_regtile_k_functor<KT, In, Wt, Bias, Out>{in, wt, bias, out, p,
-                                                                               grid, kblocks});
-}
 
 }  // namespace kcnn

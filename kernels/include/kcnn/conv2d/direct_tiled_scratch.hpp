@@ -7,6 +7,7 @@
 // layout so that global loads and stores run along its fastest dimension: along w for nchw,
 // along k and c for nhwc, along n for chwn. cc is the largest chunk that fits the backend's
 // queried scratch limit.
+#include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
@@ -159,29 +160,31 @@ struct conv2d_tiled_scratch_functor {
 }  // namespace detail
 
 namespace variant {
-struct direct_tiled_scratch {};
+// A team per output tile, input and filter chunks staged in team scratch. Compile-time layouts;
+// throws std::invalid_argument when no tile fits in the backend's team scratch.
+struct direct_tiled_scratch {
+  using op = ops::conv2d;
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const conv2d_params& p) const {
+    using layout_tag = typename Out::layout_tag;
+    static_assert(!layout_tag::runtime_strided && !In::layout_tag::runtime_strided && !Wt::layout_tag::runtime_strided,
+                  "kcnn::conv2d: direct_tiled_scratch needs compile-time layouts");
+    using functor = detail::conv2d_tiled_scratch_functor<Exec, In, Wt, Bias, Out>;
+    // Leave room for the alignment padding of the three scratch allocations.
+    const conv2d_tile t = choose_conv2d_tile<layout_tag>(p, scratch_limit<Exec>(0) - 3 * 128);
+    if (t.cc < 1) detail::fail("conv2d", "direct_tiled_scratch: no tile fits in team scratch");
+    const std::size_t bytes =
+        functor::scratch::shmem_size(std::size_t(t.nb) * t.cc * t.ih * t.iw) +
+        functor::scratch::shmem_size(std::size_t(t.kb) * t.cc * t.r_s) +
+        functor::scratch::shmem_size(std::size_t(t.nb) * t.kb * t.th * t.tw);
+    const int tiles_h = (p.p() + t.th - 1) / t.th, tiles_w = (p.q() + t.tw - 1) / t.tw;
+    const int kblocks = (p.k_per_group() + t.kb - 1) / t.kb;
+    const int nblocks = (p.n + t.nb - 1) / t.nb;
+    functor f{in, wt, bias, out, p, t, tiles_h, tiles_w, kblocks};
+    const int league = nblocks * p.groups * kblocks * tiles_h * tiles_w;
+    Kokkos::parallel_for("kcnn::conv2d_direct_tiled_scratch", make_team_policy(exec, league, bytes, f, 256), f);
+  }
+};
 }  // namespace variant
-
-template <class Exec, class In, class Wt, class Bias, class Out>
-void conv2d(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-            const conv2d_params& p, variant::direct_tiled_scratch) {
-  using layout_tag = typename Out::layout_tag;
-  static_assert(!layout_tag::runtime_strided, "tiled scratch needs a compile-time layout");
-  using functor = detail::conv2d_tiled_scratch_functor<Exec, In, Wt, Bias, Out>;
-  // Leave room for the alignment padding of the three scratch allocations.
-  const conv2d_tile t = choose_conv2d_tile<layout_tag>(p, scratch_limit<Exec>(0) - 3 * 128);
-  if (t.cc < 1) throw std::runtime_error("conv2d tiled scratch: no tile fits in team scratch");
-  const std::size_t bytes =
-      functor::scratch::shmem_size(std::size_t(t.nb) * t.cc * t.ih * t.iw) +
-      functor::scratch::shmem_size(std::size_t(t.kb) * t.cc * t.r_s) +
-      functor::scratch::shmem_size(std::size_t(t.nb) * t.kb * t.th * t.tw);
-  const int tiles_h = (p.p() + t.th - 1) / t.th, tiles_w = (p.q() + t.tw - 1) / t.tw;
-  const int kblocks = (p.k_per_group() + t.kb - 1) / t.kb;
-  const int nblocks = (p.n + t.nb - 1) / t.nb;
-  functor f{in, wt, bias, out, p, t, tiles_h, tiles_w, kblocks};
-  const int league = nblocks * p.groups * kblocks * tiles_h * tiles_w;
-  Kokkos::parallel_for("kcnn::conv2d_direct_tiled_scratch",
-                       make_team_policy(exec, league, bytes, f, 256), f);
-}
 
 }  // namespace kcnn

@@ -6,6 +6,7 @@
 //   nchw: only for N = 1: out(K x HW) = W(K x C) * in(C x HW); for N > 1 the images are
 //         interleaved between channels and the layer is N separate products.
 // The bias is broadcast into the output first and the product accumulates onto it (beta = 1).
+#include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/layout.hpp>
 
@@ -16,10 +17,6 @@
 #include <type_traits>
 
 namespace kcnn {
-
-namespace variant {
-struct gemm_pointwise {};
-}  // namespace variant
 
 // Empty if the layer is a single GEMM in this layout, otherwise why not.
 template <class Layout>
@@ -45,33 +42,44 @@ struct broadcast_bias {
 };
 }  // namespace detail
 
-template <class Exec, class In, class Wt, class Bias, class Out>
-void conv2d(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out,
-            const conv2d_params& p, variant::gemm_pointwise) {
-  using L = typename Out::layout_tag;
-  using mem = typename Out::memory_space;
-  using cmat = Kokkos::View<const float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
-  using mat = Kokkos::View<float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
-  Kokkos::parallel_for("kcnn::conv2d_gemm_bias", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                       detail::broadcast_bias<Bias, Out>{bias, out});
-  const int hw = p.h * p.w;
-  if constexpr (std::is_same_v<L, layout::nhwc>) {
-    cmat a(in.view().data(), std::size_t(p.n) * hw, p.c);
-    cmat w(wt.view().data(), p.k, p.c);
-    mat c(out.view().data(), std::size_t(p.n) * hw, p.k);
-    KokkosBlas::gemm("N", "T", 1.0f, a, w, 1.0f, c);
-  } else if constexpr (std::is_same_v<L, layout::chwn>) {
-    cmat a(in.view().data(), p.c, std::size_t(hw) * p.n);
-    cmat w(wt.view().data(), p.c, p.k);
-    mat c(out.view().data(), p.k, std::size_t(hw) * p.n);
-    KokkosBlas::gemm("T", "N", 1.0f, w, a, 1.0f, c);
-  } else {
-    static_assert(std::is_same_v<L, layout::nchw>, "gemm_pointwise: nchw, nhwc or chwn");
-    cmat a(in.view().data(), p.c, hw);
-    cmat w(wt.view().data(), p.k, p.c);
-    mat c(out.view().data(), p.k, hw);
-    KokkosBlas::gemm("N", "N", 1.0f, w, a, 1.0f, c);
+namespace variant {
+// A 1x1, stride-1, unpadded, ungrouped conv2d as one KokkosBlas::gemm over the tensors' own
+// storage: in, wt and out in the same layout, nhwc or chwn (nchw: n = 1 only). Throws
+// std::invalid_argument for any other shape (gemm_pointwise_unsupported<Layout>(p) says why).
+struct gemm_pointwise {
+  using op = ops::conv2d;
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const conv2d_params& p) const {
+    using L = typename Out::layout_tag;
+    static_assert(std::is_same_v<typename In::layout_tag, L> && std::is_same_v<typename Wt::layout_tag, L>,
+                  "kcnn::conv2d: gemm_pointwise needs in, wt and out in the same layout");
+    static_assert(!L::runtime_strided, "kcnn::conv2d: gemm_pointwise needs a compile-time layout");
+    if (const std::string e = gemm_pointwise_unsupported<L>(p); !e.empty()) detail::fail("conv2d", "gemm_pointwise: " + e);
+    using mem = typename Out::memory_space;
+    using cmat = Kokkos::View<const float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
+    using mat = Kokkos::View<float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
+    Kokkos::parallel_for("kcnn::conv2d_gemm_bias", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+                         detail::broadcast_bias<Bias, Out>{bias, out});
+    const int hw = p.h * p.w;
+    if constexpr (std::is_same_v<L, layout::nhwc>) {
+      cmat a(in.view().data(), std::size_t(p.n) * hw, p.c);
+      cmat w(wt.view().data(), p.k, p.c);
+      mat c(out.view().data(), std::size_t(p.n) * hw, p.k);
+      KokkosBlas::gemm("N", "T", 1.0f, a, w, 1.0f, c);
+    } else if constexpr (std::is_same_v<L, layout::chwn>) {
+      cmat a(in.view().data(), p.c, std::size_t(hw) * p.n);
+      cmat w(wt.view().data(), p.c, p.k);
+      mat c(out.view().data(), p.k, std::size_t(hw) * p.n);
+      KokkosBlas::gemm("T", "N", 1.0f, w, a, 1.0f, c);
+    } else {
+      static_assert(std::is_same_v<L, layout::nchw>, "gemm_pointwise: nchw, nhwc or chwn");
+      cmat a(in.view().data(), p.c, hw);
+      cmat w(wt.view().data(), p.k, p.c);
+      mat c(out.view().data(), p.k, hw);
+      KokkosBlas::gemm("N", "N", 1.0f, w, a, 1.0f, c);
+    }
   }
-}
+};
+}  // namespace variant
 
 }  // namespace kcnn

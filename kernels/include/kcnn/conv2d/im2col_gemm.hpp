@@ -5,11 +5,14 @@
 // the group's filters as a (K/g, C/g * R * S) matrix; then out = omat + bias, scattered into the
 // output layout. Weights are packed into matrix form once (prepare), outside the timed run.
 // The workspace (col, omat and the packed weights) is what this algorithm costs in memory.
+#include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/tensor.hpp>
 
 #include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
+
+#include <memory>
 
 namespace kcnn {
 
@@ -98,7 +101,10 @@ class conv2d_im2col_gemm {
     KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
       const int kpg = p.k_per_group(), P = p.p(), Q = p.q();
       int n, kk, oh, ow;
-      Out::layout_tag::storage_coords(i, dims4{p.n, kpg, P, Q}, n, kk, oh, ow);
+      if constexpr (Out::layout_tag::runtime_strided)
+        layout::strided::storage_coords(i, dims4{p.n, kpg, P, Q}, out.order(), n, kk, oh, ow);
+      else
+        Out::layout_tag::storage_coords(i, dims4{p.n, kpg, P, Q}, n, kk, oh, ow);
       const int k = g * kpg + kk;
       out(n, k, oh, ow) = omat(kk, (n * P + oh) * Q + ow) + bias(k);
     }
@@ -109,5 +115,34 @@ class conv2d_im2col_gemm {
   int crs_ = 0, npq_ = 0;
   matrix col_, omat_, wmat_;
 };
+
+namespace variant {
+// conv2d as im2col + KokkosBlas::gemm per group (Caffe's algorithm). Every layout. Stateful:
+// kcnn::prepare(exec, v, p, in, wt, bias, out) allocates the workspace (the im2col matrix, the
+// product and the packed weights: workspace_bytes()) in the execution space's memory space and
+// packs wt (later changes to wt are not seen until the next prepare).
+struct im2col_gemm {
+  using op = ops::conv2d;
+  static constexpr bool stateful = true;
+
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void prepare(const Exec& exec, const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
+    detail::conv2d_check<Exec>(in, wt, bias, out, p);
+    auto algo = std::make_shared<conv2d_im2col_gemm<Exec>>();
+    algo->prepare(exec, p, wt);
+    state_.set(typeid(Exec), p, algo, algo->workspace_bytes());
+  }
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt&, const Bias& bias, const Out& out, const conv2d_params& p) const {
+    const auto& algo = state_.get<conv2d_im2col_gemm<Exec>, Exec>("conv2d", "im2col_gemm", p);
+    algo(exec, in, bias, out);
+  }
+  bool prepared() const { return state_.prepared(); }
+  double workspace_bytes() const { return state_.workspace_bytes(); }
+
+ private:
+  detail::state_handle<conv2d_params> state_;
+};
+}  // namespace variant
 
 }  // namespace kcnn

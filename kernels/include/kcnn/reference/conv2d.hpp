@@ -48,11 +48,11 @@ namespace detail {
 // without -ffast-math).
 inline double dot(const double* a, const double* b, std::size_t n) {
   double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) part[j] += a[i + j] * b[i + j];
+  const std::size_t blocks = n / 8, tail = n % 8;
+  for (std::size_t k = 0; k < blocks; ++k)
+    for (int j = 0; j < 8; ++j) part[j] += a[8 * k + j] * b[8 * k + j];
   double acc = 0;
-  for (; i < n; ++i) acc += a[i] * b[i];
+  for (std::size_t t = 0; t < tail; ++t) acc += a[8 * blocks + t] * b[8 * blocks + t];
   for (int j = 0; j < 8; ++j) acc += part[j];
   return acc;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Host references (double) for the memory-bound layers. Accessors are callables
-// in(n, c, h, w) and vec(c); results are in logical nchw order.
+// in(n, c, h, w) and vec(c); results are in logical nchw order. kcnn::logical(host_vector, dims)
+// turns a host array in logical nchw order (kcnn::copy_out) into such an accessor.
 #include <kcnn/activation.hpp>
 #include <kcnn/batchnorm.hpp>
 #include <kcnn/lrn.hpp>
@@ -26,7 +27,7 @@ std::vector<double> for_each_element(const dims4& d, const F& f) {
 template <class In>
 std::vector<double> activation(const activation_params& a, const dims4& d, const In& in) {
   return for_each_element(d, [&](int n, int c, int h, int w) {
-    const double x = in(n, c, h, w), al = a.alpha;
+    const double x = in(n, c, h, w), al = a.effective_alpha();
     switch (a.kind) {
       case activation_kind::relu: return std::max(x, 0.0);
       case activation_kind::leaky_relu: return x > 0 ? x : al * x;
@@ -72,6 +73,31 @@ std::vector<double> softmax(const softmax_params& p, const In& in) {
           out[p.dims().logical_index(n, c, h, w)] = std::exp(double(in(n, c, h, w)) - mx) / sum;
       }
   return out;
+}
+
+// a + b.
+template <class A, class B>
+std::vector<double> add(const dims4& d, const A& a, const B& b) {
+  return for_each_element(d, [&](int n, int c, int h, int w) { return double(a(n, c, h, w)) + double(b(n, c, h, w)); });
+}
+
+// The inputs (accessors) of dims parts[i] concatenated along channels.
+template <class In>
+std::vector<double> concat(const std::vector<dims4>& parts, const std::vector<In>& inputs) {
+  dims4 d = parts.at(0);
+  d.c = 0;
+  for (const auto& p : parts) d.c += p.c;
+  return for_each_element(d, [&](int n, int c, int h, int w) {
+    std::size_t i = 0;
+    while (c >= parts[i].c) c -= parts[i++].c;
+    return double(inputs.at(i)(n, c, h, w));
+  });
+}
+
+// A layout transform does not change the logical tensor: the reference is its input.
+template <class In>
+std::vector<double> transform(const dims4& d, const In& in) {
+  return for_each_element(d, [&](int n, int c, int h, int w) { return double(in(n, c, h, w)); });
 }
 
 }  // namespace kcnn::reference

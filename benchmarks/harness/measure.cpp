@@ -1,0 +1,159 @@
+#include "measure.hpp"
+
+#include "stats.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <new>
+#include <vector>
+
+namespace kcnn::bench {
+
+timing_policy timing_policy::from(const options& o) {
+  timing_policy p;
+  p.warmup = o.warmup;
+  p.min_reps = o.min_reps;
+  p.max_reps = o.max_reps;
+  p.budget_s = o.budget_s;
+  p.target_spread = o.target_spread;
+  p.noisy_spread = o.noisy_spread;
+  p.quick = o.quick;
+  return p;
+}
+
+namespace {
+struct touch {
+  Kokkos::View<float*> b;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { b(i) += 1.0f; }
+};
+struct empty_kernel {
+  KOKKOS_INLINE_FUNCTION void operator()(const int) const {}
+};
+}  // namespace
+
+cache_flusher::cache_flusher(double cache_bytes) {
+  const std::size_t n = std::size_t(std::max(4.0 * cache_bytes, 64.0 * 1024 * 1024) / sizeof(float));
+  buf_ = Kokkos::View<float*>("kcnn::cache_flush", n);
+}
+
+void cache_flusher::operator()() const {
+  Kokkos::parallel_for("kcnn::cache_flush", Kokkos::RangePolicy<>(0, buf_.extent(0)), touch{buf_});
+}
+
+result_row case_row(const planned_case& pc, const std::string& suite, bool cold) {
+  result_row r;
+  const auto& s = pc.spec;
+  const auto& v = *pc.variant;
+  r.suite = suite;
+  r.network = s.network;
+  r.layer = s.layer;
+  r.op = s.op;
+  r.n = s.n; r.c = s.c; r.h = s.h; r.w = s.w; r.k = s.k; r.r = s.r; r.s = s.s;
+  r.stride = s.stride; r.pad = s.pad; r.groups = s.groups;
+  r.out_h = s.out.h; r.out_w = s.out.w; r.repeat = s.repeat;
+  r.layout = name(v.layout);
+  r.memory_space = name(v.space);
+  r.access_pattern = name(v.pattern);
+  r.variant = v.variant_name();
+  r.tuning = v.tuning.name;
+  r.origin = name(v.origin());
+  r.key = pc.key;
+  r.cache = cold ? "flushed" : "warm";
+  return r;
+}
+
+bool out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
+  const std::string m = e.what();
+  return m.find("failed to allocate") != std::string::npos || m.find("cudaErrorMemoryAllocation") != std::string::npos;
+}
+
+void measure_case(const planned_case& pc, const case_settings& settings, const timing_policy& policy,
+                  std::uint64_t seed, const cache_flusher* flusher, result_row& row) {
+  try {
+    std::unique_ptr<bench_case> c = pc.variant->make(pc.spec, settings);
+    row.tolerance = c->tolerance();
+    c->setup(seed);
+    Kokkos::fence();
+    // The cost after setup: a library may size its workspace there.
+    const case_cost cost = c->cost();
+    row.bytes = cost.bytes;
+    row.flops = cost.flops;
+    row.workspace_bytes = cost.workspace_bytes;
+    row.passes = cost.passes;
+    row.predicted_dram_bytes = cost.predicted_dram_bytes;
+    // Validate first: one run on poisoned outputs, compared with the host reference.
+    c->before_run();
+    Kokkos::fence();
+    Kokkos::Timer validate_clock;
+    c->run();
+    Kokkos::fence();
+    const double validate_s = validate_clock.seconds();
+    const comparison cmp = c->validate();
+    row.rel_error = cmp.non_finite > 0 ? -1 : cmp.rel_l2;
+    if (!cmp.passed) {
+      row.status = "failed_validation";
+      row.note = cmp.message;
+      return;
+    }
+    // Quick mode is a smoke pass: a case whose validation run alone exceeded the budget is not
+    // run again; that fenced run is its one sample (the row's note says so).
+    const bool slow_quick = policy.quick && validate_s > policy.budget_s;
+    std::vector<double> samples;
+    if (slow_quick) {
+      samples.push_back(validate_s);
+    } else {
+      for (int k = 0; k < policy.warmup; ++k) {
+        c->before_run();
+        Kokkos::fence();
+        c->run();
+      }
+      Kokkos::fence();
+      Kokkos::Timer budget;
+      while (true) {
+        if (flusher) (*flusher)();
+        c->before_run();
+        Kokkos::fence();  // nothing else in flight when the clock starts
+        Kokkos::Timer t;
+        c->run();
+        Kokkos::fence();  // the kernel has finished when the clock stops
+        samples.push_back(t.seconds());
+        const int n = int(samples.size());
+        if (n >= policy.max_reps) break;
+        if (n >= policy.min_reps &&
+            (summarize(samples).rel_spread() < policy.target_spread || budget.seconds() > policy.budget_s))
+          break;
+      }
+    }
+    const sample_stats s = summarize(samples);
+    row.reps = int(samples.size());
+    row.time_ms_median = s.median * 1e3;
+    row.time_ms_min = s.min * 1e3;
+    row.time_ms_max = s.max * 1e3;
+    row.time_ms_mean = s.mean * 1e3;
+    row.time_ms_stddev = s.stddev * 1e3;
+    row.status = "ok";
+    row.note = c->extra_note();
+    if (slow_quick) row.note = join_notes(row.note, "quick: the validation run timed");
+    row.note = join_notes(row.note, noisy_note(s, samples.size(), policy.noisy_spread));
+  } catch (const std::exception& e) {
+    // A case too big for the device is skipped (the run goes on); anything else is an error.
+    const bool oom = out_of_memory(e);
+    row.status = oom ? "skipped" : "error";
+    row.note = oom ? std::string("out of memory: ") + e.what() : e.what();
+  }
+}
+
+double timer_overhead_seconds() {
+  std::vector<double> t;
+  for (int i = 0; i < 200; ++i) {
+    Kokkos::fence();
+    Kokkos::Timer timer;
+    Kokkos::parallel_for("kcnn::empty", Kokkos::RangePolicy<>(0, 1), empty_kernel{});
+    Kokkos::fence();
+    t.push_back(timer.seconds());
+  }
+  return summarize(t).median;
+}
+
+}  // namespace kcnn::bench

@@ -1,0 +1,115 @@
+// conv2d / {nchw,nhwc} / global / library / cudnn (tuning fp32 or tf32): the vendor peer on CUDA
+// builds, cuDNN's convolution forward with the algorithm cuDNN ranks first for the shape
+// (cudnnGetConvolutionForwardAlgorithm_v7, workspace allocated untimed), then the bias added with
+// cudnnAddTensor (both timed, as a framework runs them). fp32: CUDNN_FMA_MATH (no tensor cores);
+// tf32: tensor-core math allowed, validated with a TF32-sized tolerance. Needs cuDNN at configure.
+#include "conv_descriptor.hpp"
+
+#if defined(KCNN_HAVE_CUDNN)
+#include <cudnn.h>
+
+#include <stdexcept>
+
+namespace {
+using namespace kcnn;
+
+void check(cudnnStatus_t s, const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cudnnGetErrorString(s));
+}
+
+const bench::variant_kind cudnn_kind{"cudnn", "cuDNN convolution forward, the algorithm cuDNN ranks first, then "
+                                                "cudnnAddTensor for the bias (CUDA builds)", bench::origin::peer};
+
+template <bool TF32>
+struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
+  // TF32 keeps 10 mantissa bits: errors of ~1e-3 relative are its nature, not a bug.
+  static double tolerance(const conv2d_params&) { return TF32 ? 5e-3 : bench::conv2d_tolerance; }
+  struct handles {
+    cudnnHandle_t h = nullptr;
+    cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr;
+    cudnnFilterDescriptor_t f = nullptr;
+    cudnnConvolutionDescriptor_t c = nullptr;
+    ~handles() {
+      if (c) cudnnDestroyConvolutionDescriptor(c);
+      if (f) cudnnDestroyFilterDescriptor(f);
+      if (b) cudnnDestroyTensorDescriptor(b);
+      if (y) cudnnDestroyTensorDescriptor(y);
+      if (x) cudnnDestroyTensorDescriptor(x);
+      if (h) cudnnDestroy(h);
+    }
+  };
+  std::shared_ptr<handles> d;
+  cudnnConvolutionFwdAlgo_t algo{};
+  Kokkos::View<char*> workspace;
+
+  template <class Layout>
+  static std::string unsupported(const conv2d_params&) {
+    if (std::is_same_v<Layout, layout::nchw> || std::is_same_v<Layout, layout::nhwc>) return {};
+    return "cuDNN's activation formats are nchw and nhwc";
+  }
+  double workspace_bytes(const conv2d_params&) const { return double(workspace.span()); }
+
+  template <class Exec, class Ops, class Out>
+  void prepare(const Exec& e, const conv2d_params& p, const Ops& o, const Out&) {
+    using In = typename decltype(o.ins)::value_type;
+    const cudnnTensorFormat_t fmt =
+        std::is_same_v<typename In::layout_tag, layout::nhwc> ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    d = std::make_shared<handles>();
+    check(cudnnCreate(&d->h), "cudnnCreate");
+    check(cudnnSetStream(d->h, e.cuda_stream()), "cudnnSetStream");
+    check(cudnnCreateTensorDescriptor(&d->x), "x");
+    check(cudnnCreateTensorDescriptor(&d->y), "y");
+    check(cudnnCreateTensorDescriptor(&d->b), "b");
+    check(cudnnCreateFilterDescriptor(&d->f), "f");
+    check(cudnnCreateConvolutionDescriptor(&d->c), "c");
+    check(cudnnSetTensor4dDescriptor(d->x, fmt, CUDNN_DATA_FLOAT, p.n, p.c, p.h, p.w), "x");
+    check(cudnnSetTensor4dDescriptor(d->y, fmt, CUDNN_DATA_FLOAT, p.n, p.k, p.p(), p.q()), "y");
+    check(cudnnSetTensor4dDescriptor(d->b, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, p.k, 1, 1), "b");
+    check(cudnnSetFilter4dDescriptor(d->f, CUDNN_DATA_FLOAT, fmt, p.k, p.c_per_group(), p.r, p.s), "f");
+    check(cudnnSetConvolution2dDescriptor(d->c, p.pad, p.pad, p.stride, p.stride, 1, 1, CUDNN_CROSS_CORRELATION,
+                                          CUDNN_DATA_FLOAT), "conv");
+    check(cudnnSetConvolutionGroupCount(d->c, p.groups), "groups");
+    check(cudnnSetConvolutionMathType(d->c, TF32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "math");
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    check(cudnnGetConvolutionForwardAlgorithm_v7(d->h, d->x, d->f, d->c, d->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                 &found, perf), "algorithm");
+    int pick = -1;
+    for (int i = 0; i < found && pick < 0; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && (TF32 || perf[i].mathType == CUDNN_FMA_MATH ||
+                                                     perf[i].mathType == CUDNN_DEFAULT_MATH))
+        pick = i;
+    if (pick < 0) throw std::runtime_error("cuDNN offers no algorithm for this shape");
+    algo = perf[pick].algo;
+    std::size_t bytes = 0;
+    check(cudnnGetConvolutionForwardWorkspaceSize(d->h, d->x, d->f, d->c, d->y, algo, &bytes), "workspace");
+    workspace = Kokkos::View<char*>("cudnn.workspace", bytes);
+  }
+  template <class Exec, class Ops, class Out>
+  void run(const Exec&, const Ops& o, const Out& out, const conv2d_params&) const {
+    const auto& in = o.ins[0];
+    const auto& wt = o.weights[0];
+    const auto& b = o.vecs[0];
+    const float one = 1.f, zero = 0.f;
+    check(cudnnConvolutionForward(d->h, &one, d->x, in.view().data(), d->f, wt.view().data(), d->c, algo,
+                                  workspace.data(), workspace.span(), &zero, d->y, out.view().data()), "forward");
+    check(cudnnAddTensor(d->h, &one, d->b, b.data(), &one, d->y, out.view().data()), "bias");
+  }
+};
+
+const bench::registrar reg([](bench::registry& r) {
+  using namespace kcnn::layout;
+  bench::register_variant<cudnn_conv<false>, nchw, nhwc>(
+      r, {"conv2d", bench::space_axis::global, bench::pattern_axis::library, &cudnn_kind, {"fp32", "CUDNN_FMA_MATH: no tensor cores"}});
+  bench::register_variant<cudnn_conv<true>, nchw, nhwc>(
+      r, {"conv2d", bench::space_axis::global, bench::pattern_axis::library, &cudnn_kind,
+          {"tf32", "tensor-core TF32 math allowed, validated with a TF32-sized tolerance"}});
+});
+}  // namespace
+#elif defined(KOKKOS_ENABLE_CUDA)
+namespace {
+const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
+  r.add_unavailable("conv2d/*/global/library/cudnn", "cuDNN was not found at configure time");
+});
+}  // namespace
+#endif
