@@ -10,32 +10,28 @@
 
 namespace {
 
-// Off-by-one in the halo: the input window is shifted by one row and column.
-template <class In, class Wt, class Bias, class Out>
-struct halo_off_by_one {
-  In in; Wt wt; Bias bias; Out out; kcnn::conv2d_params p;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
-    int n, k, oh, ow;
-    out.storage_coords(i, n, k, oh, ow);
-    kcnn::conv2d_params q = p;
-    q.pad = p.pad + 1;  // the bug
-    out(n, k, oh, ow) = kcnn::detail::conv2d_direct_point(in, wt, bias, q, n, k, oh, ow);
-  }
-};
-
 using kcnn::bench::conv_descriptor;
 
+// kcnn's coalesced direct kernel on a case's operands, over the first `count` outputs in storage
+// order, with params q: each fault below is a wrong q or a short count.
+template <class Exec, class Ops, class Out>
+void direct_with(const Exec& exec, const Ops& o, const Out& out, const kcnn::conv2d_params& q, std::size_t count,
+                 const char* label) {
+  using In = std::decay_t<decltype(o.ins[0])>;
+  using Wt = std::decay_t<decltype(o.weights[0])>;
+  using Bias = std::decay_t<decltype(o.vecs[0])>;
+  const kcnn::detail::conv2d_direct_functor<kcnn::detail::mapping::coalesced, In, Wt, Bias, Out> f{
+      o.ins[0], o.weights[0], o.vecs[0], out, q};
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(exec, 0, count), f);
+}
+
+// Off-by-one in the halo: the input window is shifted by one row and column.
 struct launch_halo_off_by_one : conv_descriptor<launch_halo_off_by_one, false> {
   template <class Exec, class Ops, class Out>
   void run(const Exec& exec, const Ops& o, const Out& out, const kcnn::conv2d_params& p) const {
-    using In = std::decay_t<decltype(o.ins[0])>;
-    using Wt = std::decay_t<decltype(o.weights[0])>;
-    using Bias = std::decay_t<decltype(o.vecs[0])>;
-    const auto& in = o.ins[0];
-    const auto& wt = o.weights[0];
-    const auto& bias = o.vecs[0];
-    Kokkos::parallel_for("faulty_halo", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
-                         halo_off_by_one<In, Wt, Bias, Out>{in, wt, bias, out, p});
+    kcnn::conv2d_params q = p;
+    q.pad = p.pad + 1;  // the bug
+    direct_with(exec, o, out, q, out.size(), "faulty_halo");
   }
 };
 
@@ -43,15 +39,7 @@ struct launch_halo_off_by_one : conv_descriptor<launch_halo_off_by_one, false> {
 struct launch_unwritten : conv_descriptor<launch_unwritten, false> {
   template <class Exec, class Ops, class Out>
   void run(const Exec& exec, const Ops& o, const Out& out, const kcnn::conv2d_params& p) const {
-    using In = std::decay_t<decltype(o.ins[0])>;
-    using Wt = std::decay_t<decltype(o.weights[0])>;
-    using Bias = std::decay_t<decltype(o.vecs[0])>;
-    const auto& in = o.ins[0];
-    const auto& wt = o.weights[0];
-    const auto& bias = o.vecs[0];
-    kcnn::detail::conv2d_direct_functor<kcnn::detail::mapping::coalesced, In, Wt, Bias, Out> f{
-        in, wt, bias, out, p};
-    Kokkos::parallel_for("faulty_unwritten", Kokkos::RangePolicy<Exec>(exec, 0, out.size() - 1), f);
+    direct_with(exec, o, out, p, out.size() - 1, "faulty_unwritten");  // the bug
   }
 };
 
@@ -59,16 +47,9 @@ struct launch_unwritten : conv_descriptor<launch_unwritten, false> {
 struct launch_fc_missing_channel : conv_descriptor<launch_fc_missing_channel, true> {
   template <class Exec, class Ops, class Out>
   void run(const Exec& exec, const Ops& o, const Out& out, const kcnn::conv2d_params& p) const {
-    using In = std::decay_t<decltype(o.ins[0])>;
-    using Wt = std::decay_t<decltype(o.weights[0])>;
-    using Bias = std::decay_t<decltype(o.vecs[0])>;
-    const auto& in = o.ins[0];
-    const auto& wt = o.weights[0];
-    const auto& bias = o.vecs[0];
     kcnn::conv2d_params q = p;
     q.c = p.c - 1;  // the bug: the last channel is never read (c stays the layout's extent)
-    kcnn::detail::conv2d_direct_functor<kcnn::detail::mapping::coalesced, In, Wt, Bias, Out> f{in, wt, bias, out, q};
-    Kokkos::parallel_for("faulty_fc", Kokkos::RangePolicy<Exec>(exec, 0, out.size()), f);
+    direct_with(exec, o, out, q, out.size(), "faulty_fc");
   }
 };
 

@@ -1,6 +1,7 @@
 #include "axes.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace kcnn::bench {
 
@@ -69,6 +70,16 @@ const char* name(pattern_axis v) { return find(v).name; }
 const char* doc(layout_axis v) { return find(v).doc; }
 const char* doc(space_axis v) { return find(v).doc; }
 const char* doc(pattern_axis v) { return find(v).doc; }
+
+std::array<axis, 4> physical_order(layout_axis l) {
+  switch (l) {
+    case layout_axis::nchw: return layout::nchw::order;
+    case layout_axis::nhwc: return layout::nhwc::order;
+    case layout_axis::chwn: return layout::chwn::order;
+    case layout_axis::strided: break;
+  }
+  throw std::invalid_argument("the strided layout has no fixed physical order");
+}
 
 const char* name(origin o) {
   switch (o) {

@@ -6,6 +6,9 @@
 // Layout, memory space and access pattern are closed sets (the product's axes). Variants are an
 // open set: each op file declares the algorithms it registers as `variant_kind` constants, so a
 // new variant needs no central list.
+#include <kcnn/layout.hpp>
+
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +34,10 @@ const std::vector<Axis>& all_values();
 // The value named `text`, if any.
 template <class Axis>
 std::optional<Axis> parse(const std::string& text);
+
+// The physical order of a compile-time layout, slowest axis first (layout_axis::strided has none:
+// std::invalid_argument).
+std::array<axis, 4> physical_order(layout_axis l);
 
 // The CUDA-only memory spaces (managed memory, host-pinned).
 inline bool cuda_only(space_axis s) {

@@ -38,7 +38,7 @@ std::size_t storage_index(const std::array<axis, 4>& order, const dims4& d, int 
 }
 
 void upload(float* dst, layout_axis layout, const dims4& d, const std::vector<double>& logical) {
-  const auto order = layout::parse_order(name(layout));
+  const auto order = physical_order(layout);
   Kokkos::View<float*, Kokkos::MemoryTraits<Kokkos::Unmanaged>> dev(dst, d.size());
   Kokkos::View<float*, Kokkos::HostSpace> h("forward.upload", d.size());
   std::size_t i = 0;
@@ -50,7 +50,7 @@ void upload(float* dst, layout_axis layout, const dims4& d, const std::vector<do
 }
 
 std::vector<double> download(const float* src, layout_axis layout, const dims4& d) {
-  const auto order = layout::parse_order(name(layout));
+  const auto order = physical_order(layout);
   Kokkos::View<const float*, Kokkos::MemoryTraits<Kokkos::Unmanaged>> dev(src, d.size());
   Kokkos::View<float*, Kokkos::HostSpace> h("forward.download", d.size());
   Kokkos::deep_copy(h, dev);

@@ -73,15 +73,17 @@ void measure_case(const planned_case& pc, const case_settings& settings, const t
   try {
     std::unique_ptr<bench_case> c = pc.variant->make(pc.spec, settings);
     row.tolerance = c->tolerance();
-    c->setup(seed);
-    Kokkos::fence();
-    // The cost after setup: a library may size its workspace there.
+    // The cost as declared (a case that cannot be set up keeps it in its row), then the workspace
+    // again after setup: a library may size its workspace there.
     const case_cost cost = c->cost();
     row.bytes = cost.bytes;
     row.flops = cost.flops;
     row.workspace_bytes = cost.workspace_bytes;
     row.passes = cost.passes;
     row.predicted_dram_bytes = cost.predicted_dram_bytes;
+    c->setup(seed);
+    Kokkos::fence();
+    row.workspace_bytes = c->cost().workspace_bytes;
     // Validate first: one run on poisoned outputs, compared with the host reference.
     c->before_run();
     Kokkos::fence();

@@ -2,6 +2,7 @@
 
 #include "memory_spaces.hpp"
 
+#include <cstring>
 #include <stdexcept>
 
 namespace kcnn::bench {
@@ -24,7 +25,7 @@ void registry::add_variant(variant_info v) {
   if (!v.variant) throw std::logic_error("variant of " + v.op + " registered without a variant kind");
   for (const auto& o : variants_) {
     if (o.op == v.op && o.layout == v.layout && o.space == v.space && o.pattern == v.pattern &&
-        o.variant == v.variant && o.tuning.name == v.tuning.name)
+        std::strcmp(o.variant->name, v.variant->name) == 0 && o.tuning.name == v.tuning.name)
       throw std::logic_error("variant registered twice: " + v.op + "/" + name(v.layout) + "/" + name(v.space) +
                              "/" + name(v.pattern) + "/" + v.variant->name);
     if (v.baseline && o.baseline && o.op == v.op && o.layout == v.layout)

@@ -12,6 +12,8 @@
 #include <kcnn/activation.hpp>
 #include <kcnn/reference/layers.hpp>
 
+#include <limits>
+
 namespace {
 using namespace kcnn;
 using namespace kcnn::bench;
@@ -24,12 +26,15 @@ struct act_params {
 template <activation_kind Kind, class Variant = variant::activation_naive>
 struct act_kernel : descriptor_defaults {
   using params = act_params;
+  using reference_family = act_kernel<Kind>;
+  Variant v;  // prepared once (a no-op for these stateless variants)
   static constexpr bool in_place_safe = true;  // each element read before it is written
   static params from_spec(const layer_spec& s) {
     params p;
     p.d = {s.n, s.c, s.h, s.w};
     p.a.kind = Kind;
-    p.a.alpha = float(param_or(s, "alpha", Kind == activation_kind::elu ? 1.0 : 0.01));
+    // No alpha in the suite: NaN, the library's default for the kind (leaky_relu 0.01, elu 1).
+    p.a.alpha = float(param_or(s, "alpha", std::numeric_limits<double>::quiet_NaN()));
     return p;
   }
   static std::vector<dims4> inputs(const params& p) { return {p.d}; }
@@ -41,8 +46,12 @@ struct act_kernel : descriptor_defaults {
   static double bytes(const params& p) { return 8.0 * double(p.d.size()); }
   static double flops(const params& p) { return p.a.flops_per_element() * double(p.d.size()); }
   template <class Exec, class Ops, class Out>
+  void prepare(const Exec& e, const params& p, const Ops& o, const Out& out) {
+    kcnn::prepare(e, v, p.a, o.ins[0], out);
+  }
+  template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params& p) const {
-    activation(e, o.ins[0], out, p.a, Variant{});
+    activation(e, o.ins[0], out, p.a, v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& p, const HostOps& h) {
@@ -62,10 +71,10 @@ struct act_onednn : onednn::peer<act_kernel<Kind>> {
       float alpha = 0, beta = 0;
       switch (Kind) {
         case activation_kind::relu: break;
-        case activation_kind::leaky_relu: alpha = p.a.alpha; break;
+        case activation_kind::leaky_relu: alpha = p.a.effective_alpha(); break;
         case activation_kind::sigmoid: alg = dnnl::algorithm::eltwise_logistic; break;
         case activation_kind::tanh: alg = dnnl::algorithm::eltwise_tanh; break;
-        case activation_kind::elu: alg = dnnl::algorithm::eltwise_elu; alpha = p.a.alpha; break;
+        case activation_kind::elu: alg = dnnl::algorithm::eltwise_elu; alpha = p.a.effective_alpha(); break;
         case activation_kind::relu6: alg = dnnl::algorithm::eltwise_clip; beta = 6; break;
       }
       const dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, md, alpha, beta);
@@ -78,7 +87,12 @@ struct act_onednn : onednn::peer<act_kernel<Kind>> {
 template <activation_kind Kind>
 void add_activation(registry& r) {
   const std::string op = activation_name(Kind);
-  register_op(r, {op, check_positive_nchw, {}, {}, true});
+  register_op(r, {op,
+                  [](const layer_spec& s) {
+                    if (auto e = check_positive_nchw(s)) return e;
+                    return field_error_from(act_kernel<Kind>::from_spec(s).a.check());
+                  },
+                  {}, {}, true});
   using namespace kcnn::layout;
   register_variant<act_kernel<Kind>, nchw, nhwc, chwn>(r, {op, space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
   fault::register_faults<act_kernel<Kind>>(r, op);

@@ -10,6 +10,7 @@ using namespace kcnn;
 using namespace kcnn::bench;
 
 struct add_kernel : descriptor_defaults {
+  using reference_family = add_kernel;
   using params = dims4;
   static constexpr bool in_place_safe = true;  // out(i) = a(i) + b(i): each element read before it is written
   static params from_spec(const layer_spec& s) { return {s.n, s.c, s.h, s.w}; }

@@ -22,6 +22,7 @@ const variant_kind rows{"rows", "contiguous runs without coordinates, scale and 
 template <class Variant>
 struct bn_kernel : descriptor_defaults {
   using params = batchnorm_params;
+  using reference_family = bn_kernel<variant::batchnorm_naive>;
   Variant v;  // rows: its workspace; folded_constant: the folded vectors (prepared once)
   static constexpr bool in_place_safe = true;  // each element read before it is written
   static params from_spec(const layer_spec& s) {
@@ -72,6 +73,8 @@ struct bn_constant_kernel : bn_kernel<variant::batchnorm_folded_constant> {
     if (folded::fits(p)) return {};
     return "c = " + std::to_string(p.c) + " channels exceed the constant capacity of " + std::to_string(folded::capacity);
   }
+  // The folded vectors travel with every launch (constant memory), not in a device workspace.
+  double workspace_bytes(const params&) const { return 0.0; }
 };
 using bn_rows_kernel = bn_kernel<variant::batchnorm_rows>;
 

@@ -43,6 +43,7 @@ std::vector<int> parse_parts(const layer_spec& s, std::string& error) {
 }
 
 struct concat_kernel : descriptor_defaults {
+  using reference_family = concat_kernel;
   using params = concat_params;
   // The suite loader refused the spec already if its parts do not parse (the op's check).
   static params from_spec(const layer_spec& s) {

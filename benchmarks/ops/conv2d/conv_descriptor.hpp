@@ -23,9 +23,14 @@ inline conv2d_params fc_from_spec(const layer_spec& s) { return fc_params(s.n, s
 // fp32 accumulation against a double reference.
 inline constexpr double conv2d_tolerance = 1e-4;
 
+// Every conv2d (fc) descriptor fills and computes its reference the same way.
+template <bool FullyConnected>
+struct conv_reference {};
+
 template <class Self, bool FullyConnected>
 struct conv_descriptor : descriptor_defaults {
   using params = conv2d_params;
+  using reference_family = conv_reference<FullyConnected>;
   static params from_spec(const layer_spec& s) { return FullyConnected ? fc_from_spec(s) : conv2d_from_spec(s); }
   static std::vector<dims4> inputs(const params& p) { return {p.input_dims()}; }
   static dims4 output(const params& p) { return p.output_dims(); }
@@ -93,6 +98,8 @@ struct constant_weights : conv_call<constant_weights<Variant, FullyConnected>, V
     return "weights and bias (" + std::to_string(std::size_t(p.weight_count())) +
            " floats) exceed the constant capacity of " + std::to_string(filter::capacity);
   }
+  // The weights travel with every launch (constant memory), not in a device workspace.
+  double workspace_bytes(const conv2d_params&) const { return 0.0; }
 };
 
 }  // namespace kcnn::bench

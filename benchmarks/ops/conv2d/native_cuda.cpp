@@ -7,7 +7,7 @@
 #include "../common/variant_kinds.hpp"
 
 #if defined(KCNN_HAVE_NATIVE_CUDA)
-#include "../native_cuda/native_cuda.hpp"
+#include "../../native_cuda/native_cuda.hpp"
 
 namespace {
 using namespace kcnn;

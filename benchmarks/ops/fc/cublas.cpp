@@ -52,11 +52,11 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     // Column-major view: out^T (k x n) = W (stored k x inner row-major, i.e. inner x k) ^T x in^T.
     check(cublasSgemm(d->h, CUBLAS_OP_T, CUBLAS_OP_N, p.k, p.n, inner, &one, wt.view().data(), inner,
                       in.view().data(), inner, &zero, out.view().data(), p.k), "sgemm");
-    float* o = out.view().data();
+    float* dst = out.view().data();
     const float* bias = b.data();
     const int k = p.k;
     Kokkos::parallel_for("kcnn::fc_cublas_bias", Kokkos::RangePolicy<Exec>(e, 0, std::size_t(p.n) * p.k),
-                         KOKKOS_LAMBDA(const std::size_t i) { o[i] += bias[i % k]; });
+                         KOKKOS_LAMBDA(const std::size_t i) { dst[i] += bias[i % k]; });
   }
 };
 

@@ -27,6 +27,8 @@ const variant_kind sliding{"sliding", "a running sum of squares across channels 
 template <class Variant>
 struct lrn_kernel : descriptor_defaults {
   using params = lrn_params;
+  using reference_family = lrn_kernel<variant::lrn_naive>;
+  Variant v;  // prepared once (a no-op for these stateless variants)
   static params from_spec(const layer_spec& s) { return lrn_from_spec(s); }
   static std::vector<dims4> inputs(const params& p) { return {p.dims()}; }
   static dims4 output(const params& p) { return p.dims(); }
@@ -34,9 +36,13 @@ struct lrn_kernel : descriptor_defaults {
   static double bytes(const params& p) { return p.min_bytes(); }
   static double flops(const params& p) { return p.flops(); }
   template <class Exec, class Ops, class Out>
+  void prepare(const Exec& e, const params& p, const Ops& o, const Out& out) {
+    kcnn::prepare(e, v, p, o.ins[0], out);
+  }
+  template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params& p) const {
     const auto& ins = o.ins;
-    lrn(e, ins[0], out, p, Variant{});
+    lrn(e, ins[0], out, p, v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& p, const HostOps& h) {

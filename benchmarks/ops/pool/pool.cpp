@@ -32,6 +32,8 @@ pool_params pool_from_spec(const layer_spec& s, pool_kind kind) {
 template <pool_kind Kind, class Variant>
 struct pool_kernel : descriptor_defaults {
   using params = pool_params;
+  using reference_family = pool_kernel<Kind, variant::pool_naive>;
+  Variant v;  // prepared once (a no-op for these stateless variants)
   static params from_spec(const layer_spec& s) { return pool_from_spec(s, Kind); }
   static std::vector<dims4> inputs(const params& p) { return {p.input_dims()}; }
   static dims4 output(const params& p) { return p.output_dims(); }
@@ -48,8 +50,12 @@ struct pool_kernel : descriptor_defaults {
     return {};
   }
   template <class Exec, class Ops, class Out>
+  void prepare(const Exec& e, const params& p, const Ops& o, const Out& out) {
+    kcnn::prepare(e, v, p, o.ins[0], out);
+  }
+  template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params& p) const {
-    pool(e, o.ins[0], out, p, Variant{});
+    pool(e, o.ins[0], out, p, v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& p, const HostOps& h) {

@@ -14,6 +14,8 @@ using namespace kcnn::bench;
 
 template <class Variant>
 struct transform_kernel : descriptor_defaults {
+  using reference_family = transform_kernel<variant::transform_naive>;
+  Variant v;
   using params = dims4;
   static params from_spec(const layer_spec& s) { return {s.n, s.c, s.h, s.w}; }
   static std::vector<dims4> inputs(const params& d) { return {d}; }
@@ -24,7 +26,7 @@ struct transform_kernel : descriptor_defaults {
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params&) const {
     const auto& ins = o.ins;
-    transform(e, ins[0], out, Variant{});
+    transform(e, ins[0], out, v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& d, const HostOps& h) {

@@ -164,14 +164,15 @@ class state_handle {
   // never called, std::invalid_argument when it was called for other params or another space.
   template <class T, class Exec>
   T& get(const char* op, const char* variant, const Params& p) const {
-    const std::string who = std::string("kcnn::") + op + " (variant " + variant + "): ";
+    // The message is built only on failure: this runs on every (timed) call.
+    const auto who = [&] { return std::string("kcnn::") + op + " (variant " + variant + "): "; };
     if (!s_)
-      throw std::logic_error(who + "the variant is not prepared: call kcnn::prepare(exec, variant, params, "
+      throw std::logic_error(who() + "the variant is not prepared: call kcnn::prepare(exec, variant, params, "
                                    "operands...) once, untimed, before running it");
     if (s_->exec != std::type_index(typeid(void)) && s_->exec != std::type_index(typeid(Exec)))
-      throw std::invalid_argument(who + "prepared for another execution space: call kcnn::prepare again");
+      throw std::invalid_argument(who() + "prepared for another execution space: call kcnn::prepare again");
     if (!(s_->params == p))
-      throw std::invalid_argument(who + "prepared for other params: call kcnn::prepare again with these");
+      throw std::invalid_argument(who() + "prepared for other params: call kcnn::prepare again with these");
     return *static_cast<T*>(s_->object.get());
   }
 
