@@ -20,6 +20,7 @@
 #include "reference_cache.hpp"
 #include "registry.hpp"
 
+#include <kcnn/api.hpp>
 #include <kcnn/fill.hpp>
 #include <kcnn/tensor.hpp>
 #include <kcnn/validate.hpp>
@@ -124,6 +125,14 @@ struct has_reference<K, HostOps,
                                                        std::declval<const HostOps&>()))>>
     : std::is_same<decltype(K::reference(std::declval<const typename K::params&>(), std::declval<const HostOps&>())),
                    std::vector<double>> {};
+}  // namespace detail
+
+namespace detail {
+// K runs the library's variant::read_only<V>.
+template <class K, class = void>
+struct reads_only : std::false_type {};
+template <class K>
+struct reads_only<K, std::void_t<typename K::variant_type>> : kcnn::detail::is_read_only<typename K::variant_type> {};
 }  // namespace detail
 
 // The descriptor's requirements, as readable compile errors.
@@ -252,7 +261,8 @@ class op_case : public bench_case {
     }
     return K::reference(p_, h);
   }
-  bool in_place_safe() const override { return in_place_ || K::in_place_safe; }
+  // Read-only loads need an input distinct from the output (the library refuses the alias).
+  bool in_place_safe() const override { return in_place_ || (K::in_place_safe && !detail::reads_only<K>::value); }
 
   case_cost cost() const override {
     case_cost c{K::bytes(p_), K::flops(p_), k_.workspace_bytes(p_), k_.passes(p_)};
@@ -312,41 +322,6 @@ class op_case : public bench_case {
   ops_t ops_;
   out_t out_;
   host_in_t saved_in_;
-};
-
-// K with its inputs, weights and vectors read through const MemoryTraits<RandomAccess> handles
-// (CUDA: the read-only data cache, ld.global.nc): the readonly memory space of any descriptor.
-template <class K>
-struct readonly_kernel : K {
-  // An output over a read-only input would break the read-only cache's contract.
-  static constexpr bool in_place_safe = false;
-
-  template <class Exec, class Ops, class Out, class Params>
-  void run(const Exec& e, const Ops& o, const Out& out, const Params& p) const {
-    using ro_tensor = decltype(read_only(o.ins[0]));
-    using ro_vector = decltype(read_only(std::declval<typename decltype(o.vecs)::value_type>()));
-    using ro_ops = operands<ro_tensor, ro_vector>;
-    // The read-only handles are made once per set of buffers (bind() may move the inputs), so
-    // that a timed run does no host allocation.
-    bool same = cache_ && cached_for_.size() == o.ins.size();
-    for (std::size_t i = 0; same && i < o.ins.size(); ++i) same = cached_for_[i] == o.ins[i].view().data();
-    if (!same) {
-      auto ro = std::make_shared<ro_ops>();
-      cached_for_.clear();
-      for (const auto& t : o.ins) {
-        ro->ins.push_back(read_only(t));
-        cached_for_.push_back(t.view().data());
-      }
-      for (const auto& t : o.weights) ro->weights.push_back(read_only(t));
-      for (const auto& v : o.vecs) ro->vecs.push_back(read_only(v));
-      cache_ = ro;
-    }
-    K::run(e, *std::static_pointer_cast<const ro_ops>(cache_), out, p);
-  }
-
- private:
-  mutable std::shared_ptr<const void> cache_;
-  mutable std::vector<const void*> cached_for_;
 };
 
 // A transform's pair of layouts (input From, output To) in a register_variant layout list.
@@ -420,13 +395,16 @@ void register_variant(registry& r, const variant_decl& d) {
 }
 
 // The same, plus the memory-space axis of the descriptor: readonly (unless in place) and, on CUDA
-// builds, managed memory (cold, prefetched, advised) and host-pinned memory.
+// builds, managed memory (cold, prefetched, advised) and host-pinned memory. The readonly space
+// is the library's kcnn::variant::read_only<V> (inputs, weights and vectors as const
+// RandomAccess handles), so K names its variant (variant_type) and how to swap it (with_variant).
 struct memory_space_axis_tag {};
 inline constexpr memory_space_axis_tag with_memory_spaces{};
 template <class K, class... Layouts>
 void register_variant(registry& r, const variant_decl& d, memory_space_axis_tag) {
   register_variant<K, Layouts...>(r, d);
-  if (!d.variant->in_place) (register_case<readonly_kernel<K>, Layouts>(r, d, space_axis::readonly, false), ...);
+  using read_only_k = typename K::template with_variant<kcnn::variant::read_only<typename K::variant_type>>;
+  if (!d.variant->in_place) (register_case<read_only_k, Layouts>(r, d, space_axis::readonly, false), ...);
   for_each_cuda_space([&](auto space) {
     using S = decltype(space);
     (register_case<K, Layouts, S>(r, d, S::space, false), ...);

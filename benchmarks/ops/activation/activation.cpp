@@ -26,6 +26,9 @@ struct act_params {
 template <activation_kind Kind, class Variant = variant::activation_naive>
 struct act_kernel : descriptor_defaults {
   using params = act_params;
+  using variant_type = Variant;
+  template <class W>
+  using with_variant = act_kernel<Kind, W>;
   using reference_family = act_kernel<Kind>;
   Variant v;  // prepared once (a no-op for these stateless variants)
   static constexpr bool in_place_safe = true;  // each element read before it is written

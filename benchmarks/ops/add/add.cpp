@@ -9,9 +9,14 @@ namespace {
 using namespace kcnn;
 using namespace kcnn::bench;
 
+template <class Variant = variant::add_naive>
 struct add_kernel : descriptor_defaults {
-  using reference_family = add_kernel;
+  using variant_type = Variant;
+  template <class W>
+  using with_variant = add_kernel<W>;
+  using reference_family = add_kernel<>;
   using params = dims4;
+  Variant v;
   static constexpr bool in_place_safe = true;  // out(i) = a(i) + b(i): each element read before it is written
   static params from_spec(const layer_spec& s) { return {s.n, s.c, s.h, s.w}; }
   static std::vector<dims4> inputs(const params& d) { return {d, d}; }
@@ -21,15 +26,11 @@ struct add_kernel : descriptor_defaults {
   static double flops(const params& d) { return double(d.size()); }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params&) const {
-    const auto& ins = o.ins;
-    add(e, ins[0], ins[1], out);
+    add(e, o.ins[0], o.ins[1], out, v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& d, const HostOps& h) {
-    const auto& ins = h.ins;
-    return reference::for_each_element(d, [&](int n, int c, int h, int w) {
-      return double(ins[0](n, c, h, w)) + double(ins[1](n, c, h, w));
-    });
+    return reference::add(d, h.ins[0], h.ins[1]);
   }
 };
 
@@ -37,8 +38,8 @@ const registrar reg([](registry& r) {
   register_op(r, {"add", check_positive_nchw, {},
                   [](const layer_spec& s) { return std::vector<dims4>(2, dims4{s.n, s.c, s.h, s.w}); }, true});
   using namespace kcnn::layout;
-  register_variant<add_kernel, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
-  fault::register_faults<add_kernel>(r, "add");
+  register_variant<add_kernel<>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
+  fault::register_faults<add_kernel<>>(r, "add");
   r.add_unavailable("add/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");
 });
 }  // namespace

@@ -22,6 +22,9 @@ const variant_kind rows{"rows", "contiguous runs without coordinates, scale and 
 template <class Variant>
 struct bn_kernel : descriptor_defaults {
   using params = batchnorm_params;
+  using variant_type = Variant;
+  template <class W>
+  using with_variant = bn_kernel<W>;
   using reference_family = bn_kernel<variant::batchnorm_naive>;
   Variant v;  // rows: its workspace; folded_constant: the folded vectors (prepared once)
   static constexpr bool in_place_safe = true;  // each element read before it is written

@@ -42,9 +42,14 @@ std::vector<int> parse_parts(const layer_spec& s, std::string& error) {
   return parts;
 }
 
+template <class Variant = variant::concat_naive>
 struct concat_kernel : descriptor_defaults {
-  using reference_family = concat_kernel;
+  using variant_type = Variant;
+  template <class W>
+  using with_variant = concat_kernel<W>;
+  using reference_family = concat_kernel<>;
   using params = concat_params;
+  Variant v;
   // The suite loader refused the spec already if its parts do not parse (the op's check).
   static params from_spec(const layer_spec& s) {
     std::string err;
@@ -63,17 +68,11 @@ struct concat_kernel : descriptor_defaults {
   static double flops(const params&) { return 0.0; }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params&) const {
-    const auto& ins = o.ins;
-    concat(e, ins, out);
+    concat(e, o.ins, out, v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& p, const HostOps& h) {
-    const auto& ins = h.ins;
-    return reference::for_each_element(p.out, [&](int n, int c, int h, int w) {
-      std::size_t j = 0;
-      while (c >= p.parts[j]) c -= p.parts[j++];
-      return double(ins[j](n, c, h, w));
-    });
+    return reference::concat(inputs(p), h.ins);
   }
 };
 
@@ -86,10 +85,10 @@ const registrar reg([](registry& r) {
                     if (!err.empty()) return {"params", err};
                     return {};
                   },
-                  {}, [](const layer_spec& s) { return concat_kernel::inputs(concat_kernel::from_spec(s)); }});
+                  {}, [](const layer_spec& s) { return concat_kernel<>::inputs(concat_kernel<>::from_spec(s)); }});
   using namespace kcnn::layout;
-  register_variant<concat_kernel, nchw, nhwc, chwn>(r, {"concat", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
-  fault::register_faults<concat_kernel>(r, "concat");
+  register_variant<concat_kernel<>, nchw, nhwc, chwn>(r, {"concat", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
+  fault::register_faults<concat_kernel<>>(r, "concat");
   r.add_unavailable("concat/*/scratch", "a copy: no data is reused, nothing to stage in scratch");
 });
 }  // namespace

@@ -85,7 +85,11 @@ struct conv_call : conv_descriptor<Self, FullyConnected> {
 };
 
 template <class Variant, bool FullyConnected = false>
-struct conv_tag : conv_call<conv_tag<Variant, FullyConnected>, Variant, FullyConnected> {};
+struct conv_tag : conv_call<conv_tag<Variant, FullyConnected>, Variant, FullyConnected> {
+  using variant_type = Variant;
+  template <class W>
+  using with_variant = conv_tag<W, FullyConnected>;
+};
 
 // The constant-memory variants (weights and bias embedded by value in the functor) run only
 // layers whose weights fit the compile-time capacity.

@@ -27,6 +27,9 @@ const variant_kind sliding{"sliding", "a running sum of squares across channels 
 template <class Variant>
 struct lrn_kernel : descriptor_defaults {
   using params = lrn_params;
+  using variant_type = Variant;
+  template <class W>
+  using with_variant = lrn_kernel<W>;
   using reference_family = lrn_kernel<variant::lrn_naive>;
   Variant v;  // prepared once (a no-op for these stateless variants)
   static params from_spec(const layer_spec& s) { return lrn_from_spec(s); }

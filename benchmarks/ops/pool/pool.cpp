@@ -32,6 +32,9 @@ pool_params pool_from_spec(const layer_spec& s, pool_kind kind) {
 template <pool_kind Kind, class Variant>
 struct pool_kernel : descriptor_defaults {
   using params = pool_params;
+  using variant_type = Variant;
+  template <class W>
+  using with_variant = pool_kernel<Kind, W>;
   using reference_family = pool_kernel<Kind, variant::pool_naive>;
   Variant v;  // prepared once (a no-op for these stateless variants)
   static params from_spec(const layer_spec& s) { return pool_from_spec(s, Kind); }

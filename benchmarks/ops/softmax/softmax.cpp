@@ -23,6 +23,9 @@ const variant_kind team_race{"faulty_team_race", "fused softmax whose team membe
 template <class Variant>
 struct softmax_kernel : descriptor_defaults {
   using params = softmax_params;
+  using variant_type = Variant;
+  template <class W>
+  using with_variant = softmax_kernel<W>;
   using reference_family = softmax_kernel<variant::softmax_fused>;
   static constexpr bool in_place_safe = true;  // each element read before it is written
   Variant v;  // multi_kernel: its per-row workspace, prepared once

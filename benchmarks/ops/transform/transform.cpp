@@ -30,8 +30,7 @@ struct transform_kernel : descriptor_defaults {
   }
   template <class HostOps>
   static std::vector<double> reference(const params& d, const HostOps& h) {
-    const auto& ins = h.ins;
-    return reference::for_each_element(d, [&](int n, int c, int h, int w) { return double(ins[0](n, c, h, w)); });
+    return reference::transform(d, h.ins[0]);
   }
 };
 
@@ -56,7 +55,7 @@ void add_transform_pair(registry& r) {
   using pair = layout_pair<From, To>;
   register_variant<transform_kernel<variant::transform_naive>, pair>(r, {"transform", space_axis::global, pattern_axis::coalesced, &kinds::naive, to});
   register_variant<transform_kernel<variant::transform_tiled>, pair>(r, {"transform", space_axis::scratch, pattern_axis::tiled, &kinds::tiled, to});
-  register_variant<readonly_kernel<transform_kernel<variant::transform_naive>>, pair>(r, {"transform", space_axis::readonly, pattern_axis::coalesced, &kinds::naive, to});
+  register_variant<transform_kernel<variant::read_only<variant::transform_naive>>, pair>(r, {"transform", space_axis::readonly, pattern_axis::coalesced, &kinds::naive, to});
 #if defined(KCNN_HAVE_ONEDNN)
   // oneDNN's plain activation formats: the reorders between nchw and nhwc.
   if constexpr (onednn::has_tag<From>() && onednn::has_tag<To>())

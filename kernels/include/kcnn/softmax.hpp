@@ -214,6 +214,9 @@ int softmax_passes(const variant::softmax_multi_kernel&, const softmax_params&) 
 // The row staged in team scratch: read once, written once; else read three times.
 template <class Exec>
 int softmax_passes(const variant::softmax_fused&, const softmax_params& p) { return softmax_fused_staged<Exec>(p) ? 2 : 4; }
+// Read-only loads do not change the passes.
+template <class Exec, class V>
+int softmax_passes(const variant::read_only<V>& v, const softmax_params& p) { return softmax_passes<Exec>(v.inner, p); }
 
 // out = softmax(in) over the channels of every pixel. in and out: p.dims(). Throws
 // std::invalid_argument on invalid params or operand dims, std::logic_error when
