@@ -41,10 +41,7 @@ void copy_in(const tensor4<T, L, P...>& t, const U* logical_nchw, std::size_t co
   auto h = Kokkos::create_mirror_view(t.view());  // t's own View when it is host-accessible
   const dims4 d = t.dims();
   std::size_t i = 0;
-  for (int n = 0; n < d.n; ++n)
-    for (int c = 0; c < d.c; ++c)
-      for (int y = 0; y < d.h; ++y)
-        for (int x = 0; x < d.w; ++x) L::at(h, n, c, y, x) = T(logical_nchw[i++]);
+  for_each_logical(d, [&](int n, int c, int y, int x) { L::at(h, n, c, y, x) = T(logical_nchw[i++]); });
   Kokkos::deep_copy(t.view(), h);  // a no-op when h is t's View; fences
 }
 template <class T, class L, class... P, class U>
@@ -60,10 +57,7 @@ void copy_out(const tensor4<T, L, P...>& t, U* logical_nchw, std::size_t count) 
   const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.view());
   const dims4 d = t.dims();
   std::size_t i = 0;
-  for (int n = 0; n < d.n; ++n)
-    for (int c = 0; c < d.c; ++c)
-      for (int y = 0; y < d.h; ++y)
-        for (int x = 0; x < d.w; ++x) logical_nchw[i++] = U(L::at(h, n, c, y, x));
+  for_each_logical(d, [&](int n, int c, int y, int x) { logical_nchw[i++] = U(L::at(h, n, c, y, x)); });
 }
 template <class T, class L, class... P>
 std::vector<float> copy_out(const tensor4<T, L, P...>& t) {

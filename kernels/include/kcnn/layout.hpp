@@ -209,4 +209,15 @@ inline std::array<axis, 4> parse_order(const std::string& s) {
 }
 
 }  // namespace layout
+// Calls f(n, c, h, w) for every element of d in logical nchw order, on the host: the order of
+// host arrays (copy_in, copy_out), of references and of to_logical / from_logical. The i-th call
+// is element i of such an array.
+template <class F>
+void for_each_logical(const dims4& d, const F& f) {
+  for (int n = 0; n < d.n; ++n)
+    for (int c = 0; c < d.c; ++c)
+      for (int h = 0; h < d.h; ++h)
+        for (int w = 0; w < d.w; ++w) f(n, c, h, w);
+}
+
 }  // namespace kcnn

@@ -28,10 +28,7 @@ std::vector<double> to_logical(const HostTensor& t) {
   const dims4 d = t.dims();
   std::vector<double> v;
   v.reserve(d.size());
-  for (int n = 0; n < d.n; ++n)
-    for (int c = 0; c < d.c; ++c)
-      for (int h = 0; h < d.h; ++h)
-        for (int w = 0; w < d.w; ++w) v.push_back(double(t(n, c, h, w)));
+  for_each_logical(d, [&](int n, int c, int h, int w) { v.push_back(double(t(n, c, h, w))); });
   return v;
 }
 
@@ -40,10 +37,7 @@ template <class HostTensor>
 void from_logical(const HostTensor& t, const std::vector<double>& v) {
   const dims4 d = t.dims();
   std::size_t i = 0;
-  for (int n = 0; n < d.n; ++n)
-    for (int c = 0; c < d.c; ++c)
-      for (int h = 0; h < d.h; ++h)
-        for (int w = 0; w < d.w; ++w) t(n, c, h, w) = typename HostTensor::value_type(v.at(i++));
+  for_each_logical(d, [&](int n, int c, int h, int w) { t(n, c, h, w) = typename HostTensor::value_type(v.at(i++)); });
 }
 
 // out(n, c, h, w): host accessor of the kernel's output; ref: logical nchw order.

@@ -17,10 +17,7 @@ template <class F>
 std::vector<double> for_each_element(const dims4& d, const F& f) {
   std::vector<double> out;
   out.reserve(d.size());
-  for (int n = 0; n < d.n; ++n)
-    for (int c = 0; c < d.c; ++c)
-      for (int h = 0; h < d.h; ++h)
-        for (int w = 0; w < d.w; ++w) out.push_back(f(n, c, h, w));
+  for_each_logical(d, [&](int n, int c, int h, int w) { out.push_back(f(n, c, h, w)); });
   return out;
 }
 
