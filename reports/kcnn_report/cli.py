@@ -143,6 +143,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "compare":
         return compare_main(argv[1:])
+    if argv and argv[0] == "perf-tables":
+        from .perf_tables import perf_tables_main
+        return perf_tables_main(argv[1:])
     ap = argparse.ArgumentParser(prog="kcnn-report",
                                  description="Turn kcnn-bench results (CSV files or folders) into an HTML and "
                                              "Markdown report with PNG plots. `kcnn-report compare A.csv B.csv` "

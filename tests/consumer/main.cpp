@@ -144,7 +144,7 @@ void every_op() {
     check("batchnorm folded_constant", out, ref, 1e-5,
           [&] { kcnn::batchnorm(exec, in, mean, var, gamma, beta, out, p, folded); });
     if constexpr (fixed) {
-      v::batchnorm_rows rows;
+      v::batchnorm_vector rows;
       kcnn::prepare(exec, rows, p, in, mean, var, gamma, beta, out);
       check("batchnorm rows", out, ref, 1e-5, [&] { kcnn::batchnorm(exec, in, mean, var, gamma, beta, out, p, rows); });
     }
@@ -183,6 +183,33 @@ void every_op() {
     check("transform default", out, same, 0.0, [&] { kcnn::transform(exec, src, out); });
     check("transform tiled", out, same, 0.0, [&] { kcnn::transform(exec, src, out, v::transform_tiled{}); });
     check("transform read_only", out, same, 0.0, [&] { kcnn::transform(exec, a, out, v::read_only<v::transform_tiled>{}); });
+  }
+  if constexpr (fixed) {  // the vector variants, on runs long enough for full host lane blocks and a ragged end
+    const kcnn::dims4 d{19, 37, 7, 35};
+    auto in = alloc<L>("in", d), out = alloc<L>("out", d), b = alloc<L>("b", d);
+    kcnn::tensor4<float, kcnn::layout::nchw> src("src", d);
+    const auto x = sample(d.size(), 19), y = sample(d.size(), 20);
+    kcnn::copy_in(in, x);
+    kcnn::copy_in(b, y);
+    kcnn::copy_in(src, x);
+    const auto lx = kcnn::logical(x, d);
+    const auto lp = kcnn::lrn_params::make(d, 5, 0.5f, 0.75f, 2.0f);
+    check("lrn vector", out, kcnn::reference::lrn(lp, lx), 1e-5, [&] { kcnn::lrn(exec, in, out, lp, v::lrn_vector{}); });
+    const auto sp = kcnn::softmax_params::make(d);
+    check("softmax vector", out, kcnn::reference::softmax(sp, lx), 1e-5,
+          [&] { kcnn::softmax(exec, in, out, sp, v::softmax_vector{}); });
+    check("add vector", out, kcnn::reference::add(d, lx, kcnn::logical(y, d)), 1e-6,
+          [&] { kcnn::add(exec, in, b, out, v::add_vector{}); });
+    check("transform vector", out, kcnn::reference::transform(d, lx), 0.0,
+          [&] { kcnn::transform(exec, src, out, v::transform_vector{}); });
+    for (const bool ceil_mode : {false, true}) {
+      for (const auto kind : {kcnn::pool_kind::max, kcnn::pool_kind::avg}) {
+        const auto pp = kcnn::pool_params::make(kind, d, 3, 3, 2, 1, ceil_mode);
+        auto po = alloc<L>("po", pp.output_dims());
+        check(kind == kcnn::pool_kind::max ? "pool max vector" : "pool avg vector", po, kcnn::reference::pool(pp, lx), 1e-6,
+              [&] { kcnn::pool(exec, in, po, pp, v::pool_vector{}); });
+      }
+    }
   }
 }
 

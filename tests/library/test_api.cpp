@@ -194,10 +194,10 @@ TEST(LibraryPrepare, StatefulVariantsNeedPrepareAndReportTheirWorkspace) {
   variant::softmax_multi_kernel sm;
   const auto sp = softmax_params::make(cp.output_dims());
   expect_throw<std::logic_error>([&] { softmax(exec(), out, out2.dims() == out.dims() ? out2 : out, sp, sm); }, {"softmax_multi_kernel"});
-  variant::batchnorm_rows br;
+  variant::batchnorm_vector br;
   variant::batchnorm_folded_constant bf;
   const auto bp = batchnorm_params::make(cp.output_dims());
-  expect_throw<std::logic_error>([&] { batchnorm(exec(), out, bias, bias, bias, bias, out, bp, br); }, {"batchnorm_rows"});
+  expect_throw<std::logic_error>([&] { batchnorm(exec(), out, bias, bias, bias, bias, out, bp, br); }, {"batchnorm_vector"});
   expect_throw<std::logic_error>([&] { batchnorm(exec(), out, bias, bias, bias, bias, out, bp, bf); }, {"batchnorm_folded_constant"});
   // Too many weights for constant memory: refused by prepare.
   const auto big = conv2d_params::make({1, 64, 3, 3}, 64, 3, 3);

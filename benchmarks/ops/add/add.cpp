@@ -39,6 +39,7 @@ const registrar reg([](registry& r) {
                   [](const layer_spec& s) { return std::vector<dims4>(2, dims4{s.n, s.c, s.h, s.w}); }, true});
   using namespace kcnn::layout;
   register_variant<add_kernel<>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
+  register_variant<add_kernel<variant::add_vector>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::vector});
   fault::register_faults<add_kernel<>>(r, "add");
   r.add_unavailable("add/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");
 });

@@ -14,10 +14,9 @@ namespace {
 using namespace kcnn;
 using namespace kcnn::bench;
 
-const variant_kind fused{"fused", "normalisation and the following relu in one pass (only with relu=1)"};
-const variant_kind folded{"folded", "scale and shift folded on the host once, carried by value in the functor"};
-const variant_kind rows{"rows", "contiguous runs without coordinates, scale and shift folded on the device each run "
-                                "(host-tuned: on a GPU adjacent threads are a run apart)"};
+const variant_kind fused{"fused", "normalisation and the following relu in one pass (only with relu=1); threads as naive"};
+const variant_kind folded{"folded", "scale and shift folded on the host once, carried by value in the functor; threads "
+                                    "as naive"};
 
 template <class Variant>
 struct bn_kernel : descriptor_defaults {
@@ -79,7 +78,7 @@ struct bn_constant_kernel : bn_kernel<variant::batchnorm_folded_constant> {
   // The folded vectors travel with every launch (constant memory), not in a device workspace.
   double workspace_bytes(const params&) const { return 0.0; }
 };
-using bn_rows_kernel = bn_kernel<variant::batchnorm_rows>;
+using bn_vector_kernel = bn_kernel<variant::batchnorm_vector>;
 
 #if defined(KCNN_HAVE_ONEDNN)
 // The vendor peer: oneDNN batch normalization, inference with the given statistics, scale and
@@ -117,7 +116,7 @@ const registrar reg([](registry& r) {
   fault::register_faults<naive>(r, "batchnorm");
   register_variant<bn_kernel<variant::batchnorm_fused>, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::global, pattern_axis::coalesced, &fused});
   register_variant<bn_constant_kernel, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::constant, pattern_axis::coalesced, &folded});
-  register_variant<bn_rows_kernel, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::global, pattern_axis::coalesced, &rows});
+  register_variant<bn_vector_kernel, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::global, pattern_axis::coalesced, &kinds::vector});
 #if defined(KCNN_HAVE_ONEDNN)
   if (onednn::usable)
     register_variant<bn_onednn, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::global, pattern_axis::library, &kinds::onednn});

@@ -22,7 +22,9 @@ lrn_params lrn_from_spec(const layer_spec& s) {
   return p;
 }
 
-const variant_kind sliding{"sliding", "a running sum of squares across channels per pixel (each input squared once)"};
+const variant_kind sliding{"sliding", "a running sum of squares across channels per pixel (each input squared once); "
+                                      "one thread per pixel, adjacent threads on adjacent pixels (coalesced in nchw, "
+                                      "C floats apart in nhwc)"};
 
 template <class Variant>
 struct lrn_kernel : descriptor_defaults {
@@ -83,6 +85,7 @@ const registrar reg([](registry& r) {
   register_variant<naive, nchw, nhwc, chwn>(r, {"lrn", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
   fault::register_faults<naive>(r, "lrn");
   register_variant<lrn_kernel<variant::lrn_sliding>, nchw, nhwc, chwn>(r, {"lrn", space_axis::global, pattern_axis::coalesced, &sliding});
+  register_variant<lrn_kernel<variant::lrn_vector>, nchw, nhwc, chwn>(r, {"lrn", space_axis::global, pattern_axis::coalesced, &kinds::vector});
 #if defined(KCNN_HAVE_ONEDNN)
   if (onednn::usable) register_variant<lrn_onednn, nchw, nhwc, chwn>(r, {"lrn", space_axis::global, pattern_axis::library, &kinds::onednn});
 #endif

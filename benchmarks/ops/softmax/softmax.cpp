@@ -15,8 +15,10 @@ namespace {
 using namespace kcnn;
 using namespace kcnn::bench;
 
-const variant_kind multi_kernel{"multi_kernel", "Caffe's six launches (copy, max, subtract, exp, sum, divide): 10 passes over memory"};
-const variant_kind fused{"fused", "a team per row: max, sum of exponentials and divide with the row staged in scratch (2 passes when it fits)"};
+const variant_kind multi_kernel{"multi_kernel", "Caffe's six launches (copy, max, subtract, exp, sum, divide): 10 passes "
+                                                "over memory; reductions one thread per pixel, the rest naive"};
+const variant_kind fused{"fused", "a team per pixel: max, sum of exponentials and divide with the channels staged in "
+                                  "scratch (2 passes when they fit); team threads along the channels (coalesced in nhwc)"};
 const variant_kind team_race{"faulty_team_race", "fused softmax whose team members race on one scratch word (no reduction)",
                              origin::fault};
 
@@ -147,6 +149,7 @@ const registrar reg([](registry& r) {
       r, {"softmax", space_axis::global, pattern_axis::coalesced, &multi_kernel, {}, true}, with_memory_spaces);
   fault::register_faults<softmax_kernel<variant::softmax_fused>>(r, "softmax");
   register_variant<softmax_kernel<variant::softmax_fused>, nchw, nhwc, chwn>(r, {"softmax", space_axis::scratch, pattern_axis::tiled, &fused});
+  register_variant<softmax_kernel<variant::softmax_vector>, nchw, nhwc, chwn>(r, {"softmax", space_axis::global, pattern_axis::coalesced, &kinds::vector});
 #if defined(KCNN_HAVE_NATIVE_CUDA)
   register_variant<softmax_native_cuda, nchw>(r, {"softmax", space_axis::global, pattern_axis::coalesced, &kinds::native_cuda});
 #endif

@@ -9,6 +9,7 @@
 #include <kcnn/api.hpp>
 #include <kcnn/compat.hpp>
 #include <kcnn/layout.hpp>
+#include <kcnn/vmath.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -120,7 +121,8 @@ struct activation_functor {
 }  // namespace detail
 
 namespace detail {
-// The flat form: element i of the storage, no coordinates, the function fixed at compile time.
+// The flat form: element i of the storage, no coordinates, the function fixed at compile time,
+// the transcendentals from kcnn/vmath.hpp (vectorisable on a host, fast intrinsics on a GPU).
 template <activation_kind Kind>
 struct activation_flat_functor {
   const float* in;
@@ -131,9 +133,9 @@ struct activation_flat_functor {
     float y = x;
     if constexpr (Kind == activation_kind::relu) y = x > 0.0f ? x : 0.0f;
     else if constexpr (Kind == activation_kind::leaky_relu) y = x > 0.0f ? x : a.alpha * x;
-    else if constexpr (Kind == activation_kind::sigmoid) y = 1.0f / (1.0f + compat::exp(-x));
-    else if constexpr (Kind == activation_kind::tanh) y = compat::tanh(x);
-    else if constexpr (Kind == activation_kind::elu) y = x > 0.0f ? x : a.alpha * (compat::exp(x) - 1.0f);
+    else if constexpr (Kind == activation_kind::sigmoid) y = vmath::sigmoid(x);
+    else if constexpr (Kind == activation_kind::tanh) y = vmath::tanh(x);
+    else if constexpr (Kind == activation_kind::elu) y = x > 0.0f ? x : a.alpha * (vmath::exp(x) - 1.0f);
     else y = x > 0.0f ? (x < 6.0f ? x : 6.0f) : 0.0f;
     out[i] = y;
   }
@@ -157,8 +159,10 @@ struct activation_naive {
   }
 };
 // Over the storage directly, for in and out of the same compile-time layout (an elementwise
-// function does not need coordinates): no index arithmetic, vectorises on CPUs; the kind is
-// dispatched once per call to a kernel specialised for it.
+// function does not need coordinates): thread i takes storage element i, so adjacent GPU threads
+// touch adjacent addresses (coalesced in every layout) and a host vectorises; no index
+// arithmetic; the kind is dispatched once per call to a kernel specialised for it, and exp, tanh
+// and sigmoid come from kcnn/vmath.hpp (polynomials on a host, __expf on a GPU).
 struct activation_flat {
   using op = ops::activation;
   template <class Exec, class In, class Out>

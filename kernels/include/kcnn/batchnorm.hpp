@@ -7,11 +7,12 @@
 // the functor (constant memory on CUDA), relu fused.
 //
 // Entry point, every variant: kcnn::batchnorm(exec, in, mean, var, gamma, beta, out, params,
-// variant = variant::batchnorm_naive{}). batchnorm_rows (a 2c workspace) and
+// variant = variant::batchnorm_naive{}). batchnorm_vector (a 2c workspace) and
 // batchnorm_folded_constant (the folded scale and shift) are stateful: kcnn::prepare first.
 #include <kcnn/api.hpp>
 #include <kcnn/compat.hpp>
 #include <kcnn/constant.hpp>
+#include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -138,49 +139,37 @@ struct batchnorm_fold_functor {
     ws(c + k) = beta(k) - mean(k) * s;
   }
 };
-template <class Layout>
-struct batchnorm_rows_functor {
-  const float* in;
-  float* out;
-  const float* ws;
-  batchnorm_params p;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t item) const {
-    const float* scale = ws;
-    const float* shift = ws + p.c;
-    if constexpr (std::is_same_v<Layout, layout::nhwc>) {  // a pixel: the channels in a row
-      const std::size_t base = item * std::size_t(p.c);
-      for (int k = 0; k < p.c; ++k) {
-        const float y = in[base + k] * scale[k] + shift[k];
-        out[base + k] = p.relu ? (y > 0.0f ? y : 0.0f) : y;
-      }
-    } else {  // nchw: an (n, c) plane; chwn: the images of one (c, h, w)
-      const std::size_t len = std::is_same_v<Layout, layout::nchw> ? std::size_t(p.h) * p.w : std::size_t(p.n);
-      const int k = std::is_same_v<Layout, layout::nchw> ? int(item % std::size_t(p.c)) : int(item / (std::size_t(p.h) * p.w));
-      const float s = scale[k], t = shift[k];
-      const std::size_t base = item * len;
-      for (std::size_t j = 0; j < len; ++j) {
-        const float y = in[base + j] * s + t;
-        out[base + j] = p.relu ? (y > 0.0f ? y : 0.0f) : y;
-      }
-    }
+// One element of the vector form: the channel's folded scale and shift from the workspace (a
+// vector load along nhwc's channel run, a broadcast along nchw's and chwn's runs).
+template <class In, class Ws, class Out>
+struct batchnorm_vector_element {
+  In in;
+  Ws ws;  // scale in [0, c), shift in [c, 2c)
+  Out out;
+  int c;
+  bool relu;
+  static constexpr axis run = run_axis<typename Out::layout_tag>;
+  static_assert(std::is_same_v<typename In::layout_tag, typename Out::layout_tag>,
+                "kcnn::batchnorm: batchnorm_vector needs in and out in one layout");
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const {
+    const int k = run == axis::c ? x.c + l : x.c;
+    const float* s = ws.data();
+    const float y = float(lane_ptr<run>(in, x)[l]) * s[k] + s[c + k];
+    lane_ptr<run>(out, x)[l] = relu ? (y > 0.0f ? y : 0.0f) : y;
   }
 };
 }  // namespace detail
 
 namespace detail {
 template <class Exec, class In, class Vec, class Ws, class Out>
-void batchnorm_rows_launch(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma,
-                           const Vec& beta, const Ws& ws, const Out& out, const batchnorm_params& p) {
+void batchnorm_vector_launch(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma,
+                             const Vec& beta, const Ws& ws, const Out& out, const batchnorm_params& p) {
   using L = typename Out::layout_tag;
-  static_assert(std::is_same_v<typename In::layout_tag, L> && !L::runtime_strided,
-                "kcnn::batchnorm: batchnorm_rows needs in and out in the same compile-time layout");
+  static_assert(!L::runtime_strided, "kcnn::batchnorm: batchnorm_vector needs a compile-time output layout");
   Kokkos::parallel_for("kcnn::batchnorm_fold", Kokkos::RangePolicy<Exec>(exec, 0, p.c),
                        detail::batchnorm_fold_functor<Vec, Ws>{mean, var, gamma, beta, ws, p.eps, p.c});
-  const std::size_t items = std::is_same_v<L, layout::nhwc> ? std::size_t(p.n) * p.h * p.w
-                            : std::is_same_v<L, layout::nchw> ? std::size_t(p.n) * p.c
-                                                               : std::size_t(p.c) * p.h * p.w;
-  Kokkos::parallel_for("kcnn::batchnorm_rows", Kokkos::RangePolicy<Exec>(exec, 0, items),
-                       detail::batchnorm_rows_functor<L>{in.view().data(), out.view().data(), ws.data(), p});
+  for_each_element_by_rows<L>("kcnn::batchnorm_vector", exec, p.dims(),
+                              batchnorm_vector_element<In, Ws, Out>{in, ws, out, p.c, p.relu});
 }
 template <class Exec, class In, class Out, int Capacity>
 void batchnorm_folded_launch(const Exec& exec, const In& in, const batchnorm_folded<Capacity>& f, const Out& out,
@@ -227,11 +216,12 @@ struct batchnorm_fused {
   }
 };
 // Per-channel scale and shift folded on the device into a 2c workspace each run (a C-element
-// kernel), then one pass over contiguous runs of the storage with no coordinate arithmetic: nchw
-// runs are (n, c) planes of one channel, nhwc runs are pixels across the channels, chwn runs are
-// the images of one (c, h, w). in and out in the same compile-time layout. Stateful: kcnn::prepare
-// allocates the workspace (8 c bytes) in the execution space's memory space.
-struct batchnorm_rows {
+// kernel), then one pass in the output's storage order with the portable row mapping
+// (kcnn/lanes.hpp): lanes along the layout's contiguous axis (nchw: w, nhwc: c, chwn: n), so
+// adjacent GPU threads touch adjacent addresses and a host vectorises; the coordinates of a row
+// are computed once per row. Compile-time output layouts. Stateful: kcnn::prepare allocates the
+// workspace (8 c bytes) in the execution space's memory space.
+struct batchnorm_vector {
   using op = ops::batchnorm;
   static constexpr bool stateful = true;
 
@@ -241,15 +231,15 @@ struct batchnorm_rows {
     (void)exec;
     detail::batchnorm_check<Exec>("batchnorm", in, mean, var, gamma, beta, out, p);
     using ws_t = Kokkos::View<float*, typename Exec::memory_space>;
-    auto ws = std::make_shared<ws_t>("kcnn::batchnorm_rows.scale_shift", 2 * std::size_t(p.c));
+    auto ws = std::make_shared<ws_t>("kcnn::batchnorm_vector.scale_shift", 2 * std::size_t(p.c));
     state_.set(typeid(Exec), p, ws, 8.0 * p.c);
   }
   template <class Exec, class In, class Vec, class Out>
   void run(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
            const Out& out, const batchnorm_params& p) const {
     using ws_t = Kokkos::View<float*, typename Exec::memory_space>;
-    const ws_t& ws = state_.get<ws_t, Exec>("batchnorm", "batchnorm_rows", p);
-    detail::batchnorm_rows_launch(exec, in, mean, var, gamma, beta, ws, out, p);
+    const ws_t& ws = state_.get<ws_t, Exec>("batchnorm", "batchnorm_vector", p);
+    detail::batchnorm_vector_launch(exec, in, mean, var, gamma, beta, ws, out, p);
   }
   bool prepared() const { return state_.prepared(); }
   double workspace_bytes() const { return state_.workspace_bytes(); }

@@ -5,12 +5,14 @@
 // Entry points: kcnn::add(exec, a, b, out, variant = variant::add_naive{}) and
 // kcnn::concat(exec, inputs, out, variant = variant::concat_naive{}).
 #include <kcnn/api.hpp>
+#include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kcnn {
@@ -42,6 +44,33 @@ struct concat_slab_functor {
     out(n, offset + c, h, w) = in(n, c, h, w);
   }
 };
+
+// One element of the vector forms (kcnn/lanes.hpp).
+template <class A, class B, class Out>
+struct add_element {
+  A a;
+  B b;
+  Out out;
+  static constexpr axis run = run_axis<typename Out::layout_tag>;
+  static_assert(std::is_same_v<typename A::layout_tag, typename Out::layout_tag> &&
+                    std::is_same_v<typename B::layout_tag, typename Out::layout_tag>,
+                "kcnn::add: add_vector needs a, b and out in one layout");
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const {
+    lane_ptr<run>(out, x)[l] = lane_ptr<run>(a, x)[l] + lane_ptr<run>(b, x)[l];
+  }
+};
+template <class In, class Out>
+struct concat_element {
+  In in;
+  Out out;
+  int offset;  // first output channel of this input
+  static constexpr axis run = run_axis<typename Out::layout_tag>;
+  static_assert(std::is_same_v<typename In::layout_tag, typename Out::layout_tag>,
+                "kcnn::concat: concat_vector needs the inputs and out in one layout");
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const {
+    lane_ptr<run>(out, x.with<axis::c>(offset + x.c))[l] = lane_ptr<run>(in, x)[l];
+  }
+};
 }  // namespace detail
 
 namespace variant {
@@ -55,6 +84,17 @@ struct add_naive {
                          detail::add_functor<A, B, Out>{a, b, out});
   }
 };
+// The portable row mapping (kcnn/lanes.hpp): rows of the output's storage, lanes along its
+// contiguous axis (nchw: w, nhwc: c, chwn: n): coalesced on a GPU, vectorised on a host, row
+// coordinates computed once per row. Compile-time output layouts.
+struct add_vector {
+  using op = ops::add;
+  template <class Exec, class A, class B, class Out>
+  void run(const Exec& exec, const A& a, const B& b, const Out& out, const no_params&) const {
+    for_each_element_by_rows<typename Out::layout_tag>("kcnn::add_vector", exec, out.dims(),
+                                                       detail::add_element<A, B, Out>{a, b, out});
+  }
+};
 // One launch per input, each copying its channel slab in the output's storage order (Caffe's
 // concat layer). Every layout. The default.
 struct concat_naive {
@@ -65,6 +105,21 @@ struct concat_naive {
     for (const auto& in : inputs) {
       Kokkos::parallel_for("kcnn::concat", Kokkos::RangePolicy<Exec>(exec, 0, in.size()),
                            detail::concat_slab_functor<In, Out>{in, out, offset});
+      offset += in.dims().c;
+    }
+  }
+};
+// One launch per input over its slab in the output's storage order, with the portable row
+// mapping (kcnn/lanes.hpp): lanes along the output's contiguous axis. Compile-time output
+// layouts.
+struct concat_vector {
+  using op = ops::concat;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const std::vector<In>& inputs, const Out& out, const no_params&) const {
+    int offset = 0;
+    for (const auto& in : inputs) {
+      for_each_element_by_rows<typename Out::layout_tag>("kcnn::concat_vector", exec, in.dims(),
+                                                         detail::concat_element<In, Out>{in, out, offset});
       offset += in.dims().c;
     }
   }

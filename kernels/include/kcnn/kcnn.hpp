@@ -9,6 +9,7 @@
 #include <kcnn/eltwise.hpp>
 #include <kcnn/fc.hpp>
 #include <kcnn/fill.hpp>
+#include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/lrn.hpp>
 #include <kcnn/activation.hpp>
@@ -20,6 +21,7 @@
 #include <kcnn/traffic_model.hpp>
 #include <kcnn/transform.hpp>
 #include <kcnn/validate.hpp>
+#include <kcnn/vmath.hpp>
 #include <kcnn/reference/conv2d.hpp>
 #include <kcnn/reference/layers.hpp>
 #include <kcnn/reference/pool.hpp>

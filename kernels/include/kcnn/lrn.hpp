@@ -9,7 +9,9 @@
 // Entry point: kcnn::lrn(exec, in, out, params, variant = variant::lrn_naive{}).
 #include <kcnn/api.hpp>
 #include <kcnn/compat.hpp>
+#include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
+#include <kcnn/vmath.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -101,6 +103,83 @@ struct lrn_sliding_functor {
     }
   }
 };
+
+// The vector form (kcnn/lanes.hpp); the power from kcnn/vmath.hpp.
+//  * nhwc (channels are the run): a row is a pixel, the lanes take consecutive channels and
+//    each sums its window from neighbouring addresses (the window lies along the lanes); the
+//    `size / 2` channels at each end, whose window is clipped, one by one.
+//  * nchw, chwn (channels are a row axis): a row is a line of pixels along the run axis (w or n),
+//    one pixel per lane, and each lane keeps a running sum of squares while it walks the
+//    channels: each input is read when it enters the window, when it leaves it and for its own
+//    output (the last two from cache).
+template <class Exec, class In, class Out>
+struct lrn_vector_body {
+  In in;
+  Out out;
+  lrn_params p;
+  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, int i0, int i1,
+                                  int i2) const {
+    using L = typename Out::layout_tag;
+    constexpr axis run = run_axis<L>;
+    constexpr int W = lane_width<Exec>;
+    const coords4 x = row_start<L>(i0, i1, i2);
+    const int half = p.size / 2, C = p.c;
+    const float scale = p.alpha / float(p.size), k = p.k, neg_beta = -p.beta;
+    if constexpr (run == axis::c) {
+      const auto sq = [&](int c) {
+        const float v = in(x.n, c, x.h, x.w);
+        return v * v;
+      };
+      const auto edge = [&](const int c) {
+        const int lo = c - half > 0 ? c - half : 0, hi = c + half < C - 1 ? c + half : C - 1;
+        float sum = 0.0f;
+        for (int cc = lo; cc <= hi; ++cc) sum += sq(cc);
+        out(x.n, c, x.h, x.w) = in(x.n, c, x.h, x.w) * vmath::pow(k + scale * sum, neg_beta);
+      };
+      const int c_lo = half < C ? half : C;
+      const int c_hi = C - half > c_lo ? C - half : c_lo;
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, 0, c_lo), edge);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, c_hi, C), edge);
+      for_lanes<W, true>(m, c_lo, c_hi, [&](const int c0, auto width) {
+        constexpr int B = decltype(width)::value;
+        float sum[B];
+        for (int l = 0; l < B; ++l) sum[l] = 0.0f;
+        for (int j = -half; j <= half; ++j) {
+          const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0 + j));
+          for (int l = 0; l < B; ++l) sum[l] += float(src[l]) * float(src[l]);
+        }
+        const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0));
+        const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(c0));
+        for (int l = 0; l < B; ++l) dst[l] = float(src[l]) * vmath::pow(k + scale * sum[l], neg_beta);
+      });
+    } else {
+      for_lanes<W, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
+        constexpr int B = decltype(width)::value;
+        const coords4 y = x.with<run>(i);
+        const auto in_c = [&](int c) { return lane_ptr<run>(in, y.with<axis::c>(c)); };
+        float sum[B];
+        for (int l = 0; l < B; ++l) sum[l] = 0.0f;
+        for (int cc = 0; cc < half && cc < C; ++cc) {
+          const auto src = in_c(cc);
+          for (int l = 0; l < B; ++l) sum[l] += float(src[l]) * float(src[l]);
+        }
+        for (int c = 0; c < C; ++c) {
+          if (c + half < C) {  // entering the window
+            const auto src = in_c(c + half);
+            for (int l = 0; l < B; ++l) sum[l] += float(src[l]) * float(src[l]);
+          }
+          if (c - half - 1 >= 0) {  // leaving it
+            const auto src = in_c(c - half - 1);
+            for (int l = 0; l < B; ++l) sum[l] -= float(src[l]) * float(src[l]);
+          }
+          const auto src = in_c(c);
+          const auto dst = lane_ptr<run>(out, y.with<axis::c>(c));
+          for (int l = 0; l < B; ++l) dst[l] = float(src[l]) * vmath::pow(k + scale * sum[l], neg_beta);
+        }
+      });
+    }
+  }
+};
 }  // namespace detail
 
 namespace variant {
@@ -123,6 +202,23 @@ struct lrn_sliding {
     const dims4 pixels{p.n, 1, p.h, p.w};
     Kokkos::parallel_for("kcnn::lrn_sliding", Kokkos::RangePolicy<Exec>(exec, 0, pixels.size()),
                          detail::lrn_sliding_functor<In, Out>{in, out, p, pixels});
+  }
+};
+// The portable row mapping (kcnn/lanes.hpp), per layout: nhwc lanes take consecutive channels,
+// each summing its window along the lanes; nchw and chwn lanes take consecutive pixels along w
+// (images along n), each with a running sum across the channels. Coalesced on a GPU, vectorised
+// on a host (the power from kcnn/vmath.hpp). Compile-time output layouts; out distinct from in.
+struct lrn_vector {
+  using op = ops::lrn;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const lrn_params& p) const {
+    using L = typename Out::layout_tag;
+    static_assert(!L::runtime_strided, "kcnn::lrn: lrn_vector needs a compile-time output layout");
+    if (static_cast<const void*>(in.view().data()) == static_cast<const void*>(out.view().data()))
+      detail::fail("lrn", "lrn_vector: out must not alias in (a lane block may be computed twice)");
+    constexpr int skip = run_axis<L> == axis::c ? -1 : int(axis::c);
+    for_each_row("kcnn::lrn_vector", exec, storage_rows<L, skip>(p.dims()), extent<run_axis<L>>(p.dims()),
+                 detail::lrn_vector_body<Exec, In, Out>{in, out, p});
   }
 };
 }  // namespace variant

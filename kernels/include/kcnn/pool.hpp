@@ -13,6 +13,7 @@
 //
 // Entry point: kcnn::pool(exec, in, out, params, variant = variant::pool_naive{}).
 #include <kcnn/api.hpp>
+#include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
 
@@ -220,6 +221,80 @@ struct pool_tiled_functor {
   }
 };
 
+// The vector form (kcnn/lanes.hpp): rows and lanes follow the output layout.
+//  * nchw (run axis w): a row is an output row (n, c, oh), its window rows computed once; the
+//    lanes take consecutive outputs ow. Outputs whose window lies inside the input along w go
+//    through a branch-free loop (each lane reads its window `stride` elements after its
+//    neighbour); the few at the edges through pool_window.
+//  * nhwc, chwn (run axis c, n): a row is an output pixel, its whole window computed once; the
+//    lanes take consecutive channels (images): every window element is one contiguous load
+//    across the lanes.
+template <class Exec, pool_kind Kind, class In, class Out>
+struct pool_vector_body {
+  In in;
+  Out out;
+  pool_params p;
+  static constexpr float init = Kind == pool_kind::max ? -3.402823466e38f : 0.0f;
+  KOKKOS_FORCEINLINE_FUNCTION static float combine(float acc, float v) {
+    if constexpr (Kind == pool_kind::max) return v > acc ? v : acc;
+    else return acc + v;
+  }
+  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, int i0, int i1,
+                                  int i2) const {
+    using L = typename Out::layout_tag;
+    constexpr axis run = run_axis<L>;
+    constexpr int W = lane_width<Exec>;
+    const coords4 x = row_start<L>(i0, i1, i2);
+    const int hs = x.h * p.stride - p.pad;
+    const int he_pad = (hs + p.r < p.h + p.pad) ? hs + p.r : p.h + p.pad;
+    const int h0 = hs > 0 ? hs : 0, h1 = he_pad < p.h ? he_pad : p.h;
+    if constexpr (run == axis::w) {
+      const int Q = p.q();
+      int q_hi = (p.w + p.pad - p.s) / p.stride + 1;  // last window inside: ow * stride - pad + s <= w
+      q_hi = q_hi < Q ? q_hi : Q;
+      int q_lo = (p.pad + p.stride - 1) / p.stride;  // first window inside: ow * stride >= pad
+      q_lo = q_lo < q_hi ? q_lo : q_hi;
+      const auto edge = [&](const int ow) {
+        out(x.n, x.c, x.h, ow) = pool_window(p, x.h, ow, [&](int ih, int iw) { return float(in(x.n, x.c, ih, iw)); });
+      };
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, 0, q_lo), edge);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, q_hi, Q), edge);
+      const float inv_area = 1.0f / float((he_pad - hs) * p.s);
+      const int s = p.s, stride = p.stride, pad = p.pad;
+      for_lanes<W, true>(m, q_lo, q_hi, [&](const int q0, auto width) {
+        constexpr int B = decltype(width)::value;
+        float acc[B];
+        for (int l = 0; l < B; ++l) acc[l] = init;
+        for (int ih = h0; ih < h1; ++ih)
+          for (int kw = 0; kw < s; ++kw) {
+            const auto src = lane_ptr<axis::w>(in, coords4{x.n, x.c, ih, q0 * stride - pad + kw});
+            for (int l = 0; l < B; ++l) acc[l] = combine(acc[l], float(src[l * stride]));
+          }
+        const auto dst = lane_ptr<axis::w>(out, x.with<axis::w>(q0));
+        for (int l = 0; l < B; ++l) dst[l] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
+      });
+    } else {
+      const int ws = x.w * p.stride - p.pad;
+      const int we_pad = (ws + p.s < p.w + p.pad) ? ws + p.s : p.w + p.pad;
+      const int w0 = ws > 0 ? ws : 0, w1 = we_pad < p.w ? we_pad : p.w;
+      const float inv_area = 1.0f / float((he_pad - hs) * (we_pad - ws));
+      for_lanes<W, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
+        constexpr int B = decltype(width)::value;
+        float acc[B];
+        for (int l = 0; l < B; ++l) acc[l] = init;
+        const coords4 y = x.with<run>(i);
+        for (int ih = h0; ih < h1; ++ih)
+          for (int iw = w0; iw < w1; ++iw) {
+            const auto src = lane_ptr<run>(in, coords4{y.n, y.c, ih, iw});
+            for (int l = 0; l < B; ++l) acc[l] = combine(acc[l], float(src[l]));
+          }
+        const auto dst = lane_ptr<run>(out, y);
+        for (int l = 0; l < B; ++l) dst[l] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
+      });
+    }
+  }
+};
+
 }  // namespace detail
 
 namespace variant {
@@ -245,6 +320,25 @@ struct pool_regtile {
     const dims4 grid{p.n, p.c, (p.p() + RH - 1) / RH, (p.q() + RW - 1) / RW};
     Kokkos::parallel_for("kcnn::pool_regtile", Kokkos::RangePolicy<Exec>(exec, 0, grid.size()),
                          detail::pool_regtile_functor<RH, RW, In, Out>{in, out, p, grid});
+  }
+};
+// The portable row mapping (kcnn/lanes.hpp), lanes along the output's contiguous axis: nchw
+// lanes take consecutive outputs along w (window rows computed once per output row, no bounds
+// tests inside the input); nhwc and chwn lanes take consecutive channels or images of one output
+// pixel (the window computed once per pixel, each window element a contiguous load). Coalesced
+// on a GPU, vectorised on a host. Compile-time output layouts.
+struct pool_vector {
+  using op = ops::pool;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const pool_params& p) const {
+    using L = typename Out::layout_tag;
+    static_assert(!L::runtime_strided, "kcnn::pool: pool_vector needs a compile-time output layout");
+    const row_grid rows = storage_rows<L>(p.output_dims());
+    const int run = extent<run_axis<L>>(p.output_dims());
+    if (p.kind == pool_kind::max)
+      for_each_row("kcnn::pool_vector", exec, rows, run, detail::pool_vector_body<Exec, pool_kind::max, In, Out>{in, out, p});
+    else
+      for_each_row("kcnn::pool_vector", exec, rows, run, detail::pool_vector_body<Exec, pool_kind::avg, In, Out>{in, out, p});
   }
 };
 // A team per tile, its input tile staged in team scratch. Compile-time layouts; throws

@@ -13,9 +13,11 @@
 // softmax_multi_kernel is stateful (its per-row workspace): kcnn::prepare first.
 #include <kcnn/api.hpp>
 #include <kcnn/compat.hpp>
+#include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
 #include <kcnn/transform.hpp>
+#include <kcnn/vmath.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -129,6 +131,86 @@ struct softmax_fused_functor {
   }
 };
 
+
+// The vector form (kcnn/lanes.hpp), exp from kcnn/vmath.hpp. Three sweeps of a row: the max,
+// then out = exp(in - max) with its sum, then out *= 1 / sum; the second and third re-read
+// what the first two touched, from cache, so memory sees one read and one write.
+//  * channels contiguous (nhwc; or every axis after c of extent 1, e.g. classes in nchw): a
+//    row is a pixel, the lanes take consecutive channels and reduce across the lanes;
+//  * otherwise (nchw, chwn): a row is a line of pixels along the run axis, one pixel per lane,
+//    each lane reducing over the channels in its own registers.
+template <class Exec, class In, class Out, bool AcrossLanes>
+struct softmax_vector_body {
+  In in;
+  Out out;
+  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, int i0, int i1,
+                                  int i2) const {
+    using L = typename Out::layout_tag;
+    constexpr axis run = run_axis<L>;
+    constexpr int W = lane_width<Exec>;
+    const coords4 x = row_start<L>(i0, i1, i2);
+    const int C = out.dims().c;
+    if constexpr (AcrossLanes) {
+      // The channels are contiguous here (stride 1), whatever the layout's run axis.
+      const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(0));
+      const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(0));
+      const float mx = lanes_reduce<W, max_op>(m, C, [&](const int c) { return float(src[c]); });
+      const float sum = lanes_reduce<W, sum_op>(m, C, [&](const int c) {
+        const float e = vmath::exp(float(src[c]) - mx);
+        dst[c] = e;
+        return e;
+      });
+      const float inv = 1.0f / sum;
+      for_lanes<W>(m, 0, C, [&](const int c0, auto width) {
+        for (int l = 0; l < decltype(width)::value; ++l) dst[c0 + l] *= inv;
+      });
+    } else {
+      for_lanes<W, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
+        constexpr int B = decltype(width)::value;
+        float mx[B], sum[B];
+        for (int l = 0; l < B; ++l) {
+          mx[l] = max_op::identity;
+          sum[l] = 0.0f;
+        }
+        const coords4 y = x.with<run>(i);
+        for (int c = 0; c < C; ++c) {
+          const auto src = lane_ptr<run>(in, y.with<axis::c>(c));
+          for (int l = 0; l < B; ++l) {
+            const float v = src[l];
+            mx[l] = v > mx[l] ? v : mx[l];
+          }
+        }
+        for (int c = 0; c < C; ++c) {
+          const auto src = lane_ptr<run>(in, y.with<axis::c>(c));
+          const auto dst = lane_ptr<run>(out, y.with<axis::c>(c));
+          for (int l = 0; l < B; ++l) {
+            const float e = vmath::exp(float(src[l]) - mx[l]);
+            dst[l] = e;
+            sum[l] += e;
+          }
+        }
+        for (int l = 0; l < B; ++l) sum[l] = 1.0f / sum[l];
+        for (int c = 0; c < C; ++c) {
+          const auto dst = lane_ptr<run>(out, y.with<axis::c>(c));
+          for (int l = 0; l < B; ++l) dst[l] *= sum[l];
+        }
+      });
+    }
+  }
+};
+
+// True when the channels of layout L are contiguous for these dims: c is the run axis, or every
+// axis stored after c has extent 1.
+template <class L>
+bool softmax_channels_contiguous(const dims4& d) {
+  const int e[4] = {d.n, d.c, d.h, d.w};
+  bool after = false;
+  for (int k = 0; k < 4; ++k) {
+    if (after && e[int(L::order[k])] != 1) return false;
+    if (L::order[k] == axis::c) after = true;
+  }
+  return true;
+}
 }  // namespace detail
 
 template <class Exec>
@@ -205,6 +287,30 @@ struct softmax_fused {
     Kokkos::parallel_for("kcnn::softmax_fused", make_team_policy(exec, int(p.rows().size()), bytes, f, 256), f);
   }
 };
+// The portable row mapping (kcnn/lanes.hpp), one launch, per layout: where the channels are
+// contiguous (nhwc, or classes) the lanes take consecutive channels of a pixel and reduce across
+// the lanes; otherwise (nchw, chwn) the lanes take consecutive pixels (along w or n) and each
+// reduces over the channels itself. Coalesced on a GPU, vectorised on a host (exp from
+// kcnn/vmath.hpp). Compile-time output layouts; out distinct from in.
+struct softmax_vector {
+  using op = ops::softmax;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const softmax_params& p) const {
+    using L = typename Out::layout_tag;
+    static_assert(!L::runtime_strided, "kcnn::softmax: softmax_vector needs a compile-time output layout");
+    if (static_cast<const void*>(in.view().data()) == static_cast<const void*>(out.view().data()))
+      detail::fail("softmax", "softmax_vector: out must not alias in (a lane block may be computed twice)");
+    if (detail::softmax_channels_contiguous<L>(p.dims())) {
+      // A pixel per row: every axis but c, in storage order; the lanes along c.
+      const dims4 d = p.dims();
+      const row_grid rows = run_axis<L> == axis::c ? storage_rows<L>(d) : storage_rows<L, int(axis::c)>(d);
+      for_each_row("kcnn::softmax_vector", exec, rows, p.c, detail::softmax_vector_body<Exec, In, Out, true>{in, out});
+    } else {
+      for_each_row("kcnn::softmax_vector", exec, storage_rows<L, int(axis::c)>(p.dims()), extent<run_axis<L>>(p.dims()),
+                   detail::softmax_vector_body<Exec, In, Out, false>{in, out});
+    }
+  }
+};
 }  // namespace variant
 
 // Passes over the tensor's memory (reads + writes) each variant makes on execution space Exec.
@@ -214,6 +320,9 @@ int softmax_passes(const variant::softmax_multi_kernel&, const softmax_params&) 
 // The row staged in team scratch: read once, written once; else read three times.
 template <class Exec>
 int softmax_passes(const variant::softmax_fused&, const softmax_params& p) { return softmax_fused_staged<Exec>(p) ? 2 : 4; }
+// One read and one write; the later sweeps of a row hit the cache.
+template <class Exec>
+int softmax_passes(const variant::softmax_vector&, const softmax_params&) { return 2; }
 // Read-only loads do not change the passes.
 template <class Exec, class V>
 int softmax_passes(const variant::read_only<V>& v, const softmax_params& p) { return softmax_passes<Exec>(v.inner, p); }

@@ -10,6 +10,7 @@
 //
 // Entry point: kcnn::transform(exec, in, out, variant = variant::transform_naive{}).
 #include <kcnn/api.hpp>
+#include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
 
@@ -65,6 +66,64 @@ struct transform_tiled_functor {
     });
   }
 };
+
+template <class In, class Out>
+struct copy_element {
+  In in;
+  Out out;
+  static constexpr axis run = run_axis<typename Out::layout_tag>;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const {
+    lane_ptr<run>(out, x)[l] = lane_ptr<run>(in, x)[l];
+  }
+};
+
+// The vector transpose: a team per 32 x 32 tile spanned by the input's run axis (AI) and the
+// output's (AO), for one value of the other two axes. The tile is read with the lanes along AI
+// (contiguous in the input) into team scratch, then written with the lanes along AO (contiguous
+// in the output); the scratch rows are padded to 33 floats so that reading a column touches 32
+// distinct banks on a GPU.
+template <class Exec, class In, class Out>
+struct transform_vector_functor {
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using scratch = Kokkos::View<float**, Kokkos::LayoutRight, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  static constexpr int T = 32, pitch = T + 1;
+  static constexpr axis AI = run_axis<typename In::layout_tag>, AO = run_axis<typename Out::layout_tag>;
+  // The two remaining axes, in logical order.
+  static constexpr axis O1 = (AI != axis::n && AO != axis::n) ? axis::n : (AI != axis::c && AO != axis::c) ? axis::c : axis::h;
+  static constexpr axis O2 = (AI != axis::w && AO != axis::w) ? axis::w : (AI != axis::h && AO != axis::h) ? axis::h : axis::c;
+  In in;
+  Out out;
+  int tiles_i, tiles_o;
+  KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
+    constexpr int W = lane_width<Exec>;
+    const dims4& d = in.dims();
+    int t = m.league_rank();
+    const int ti = t % tiles_i;
+    t /= tiles_i;
+    const int to = t % tiles_o;
+    t /= tiles_o;
+    const coords4 x = coords4{}.with<O2>(t % extent<O2>(d)).template with<O1>(t / extent<O2>(d));
+    const int i0 = ti * T, o0 = to * T;
+    const int ni = extent<AI>(d) - i0 < T ? extent<AI>(d) - i0 : T;
+    const int no = extent<AO>(d) - o0 < T ? extent<AO>(d) - o0 : T;
+    scratch tile(m.team_scratch(0), T, pitch);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, no), [&](const int o) {
+      const coords4 y = x.with<AO>(o0 + o);
+      for_lanes<W>(m, 0, ni, [&](const int i, auto width) {
+        const auto src = lane_ptr<AI>(in, y.with<AI>(i0 + i));
+        for (int l = 0; l < decltype(width)::value; ++l) tile(o, i + l) = src[l];
+      });
+    });
+    m.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, ni), [&](const int i) {
+      const coords4 y = x.with<AI>(i0 + i);
+      for_lanes<W>(m, 0, no, [&](const int o, auto width) {
+        const auto dst = lane_ptr<AO>(out, y.with<AO>(o0 + o));
+        for (int l = 0; l < decltype(width)::value; ++l) dst[l] = tile(o + l, i);
+      });
+    });
+  }
+};
 }  // namespace detail
 
 namespace variant {
@@ -98,6 +157,35 @@ struct transform_tiled {
     const int league = f.tiles_in * f.tiles_out * ext[others[0]] * ext[others[1]];
     Kokkos::parallel_for("kcnn::transform_tiled",
                          make_team_policy(exec, league, functor::scratch::shmem_size(32 * 33), f, 256), f);
+  }
+};
+// The portable mapping (kcnn/lanes.hpp): a team per 32 x 32 tile over the input's and the
+// output's contiguous axes, read with the lanes along the input's (coalesced loads) into team
+// scratch and written with the lanes along the output's (coalesced stores); when both layouts
+// have the same contiguous axis, a copy by rows with the lanes along it. Compile-time layouts.
+struct transform_vector {
+  using op = ops::transform;
+  template <class Exec, class In, class Out>
+  void run(const Exec& exec, const In& in, const Out& out, const no_params&) const {
+    using LI = typename In::layout_tag;
+    using LO = typename Out::layout_tag;
+    static_assert(!LI::runtime_strided && !LO::runtime_strided,
+                  "kcnn::transform: transform_vector needs compile-time layouts");
+    if constexpr (run_axis<LI> == run_axis<LO>) {
+      for_each_element_by_rows<LO>("kcnn::transform_vector_copy", exec, out.dims(), detail::copy_element<In, Out>{in, out});
+    } else {
+      using functor = detail::transform_vector_functor<Exec, In, Out>;
+      const dims4& d = in.dims();
+      const int ti = (extent<functor::AI>(d) + functor::T - 1) / functor::T;
+      const int to = (extent<functor::AO>(d) + functor::T - 1) / functor::T;
+      const std::size_t league = std::size_t(ti) * to * extent<functor::O1>(d) * extent<functor::O2>(d);
+      const functor f{in, out, ti, to};
+      const std::size_t bytes = functor::scratch::shmem_size(functor::T, functor::pitch);
+      Kokkos::TeamPolicy<Exec> policy = host_backend<Exec> ? Kokkos::TeamPolicy<Exec>(exec, int(league), 1)
+                                                          : Kokkos::TeamPolicy<Exec>(exec, int(league), 8, 32);
+      policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+      Kokkos::parallel_for("kcnn::transform_vector", policy, f);
+    }
   }
 };
 }  // namespace variant

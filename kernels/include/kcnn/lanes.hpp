@@ -1,0 +1,257 @@
+#pragma once
+// The performance-portable mapping of kcnn's memory-bound `vector` variants.
+//
+// A tensor in a compile-time layout is a set of rows (its three slower physical axes) of runs
+// (its fastest physical axis, contiguous in memory). A kernel takes a block of rows per team
+// (TeamThreadRange: the coordinates of a row are recovered once per row, never per element)
+// and walks a run with the vector lanes (ThreadVectorRange):
+//  * on a GPU the lanes are adjacent threads of a warp, one element each, so adjacent lanes
+//    touch adjacent addresses: the loads and stores along a run are coalesced;
+//  * on a host, a lane is a block of lane_width consecutive elements (16 floats: one AVX-512
+//    register, two AVX2 ones) processed by a fixed-length inner loop that the compiler
+//    vectorises, so per-lane state (a running max, a window sum) lives in vector registers.
+//    Two rules keep it vectorisable (GCC 12 checked with -fopt-info-vec): coordinates are values
+//    (coords4 never hands out references), and float parameters are copied to locals before the
+//    loops (a float store to the output could alias a float member, forcing a reload per lane).
+// The same kernel source serves both; only the block width differs (1 on a GPU).
+// Kernels whose reduction or window runs along an axis that is a row axis in one layout and the
+// run in another (LRN and softmax over channels, pooling windows) choose their form per layout
+// at compile time, from the layout's run axis.
+#include <kcnn/layout.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <type_traits>
+
+namespace kcnn {
+
+// True when Exec runs on the host (its memory is host-accessible): Serial, OpenMP, Threads.
+template <class Exec>
+inline constexpr bool host_backend =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+
+// Elements per vector lane: 16 on a host (one 512-bit register of floats), 1 on a GPU.
+template <class Exec>
+inline constexpr int lane_width = host_backend<Exec> ? 16 : 1;
+
+// The fastest-varying logical axis of a compile-time layout (nchw: w, nhwc: c, chwn: n).
+template <class Layout>
+inline constexpr axis run_axis = Layout::order[3];
+
+// Logical coordinates (n, c, h, w) with one axis replaceable by id at compile time. Values
+// only, never references: a coordinate whose address is taken lives in memory, and the
+// vectoriser then gives up on the loop.
+struct coords4 {
+  int n = 0, c = 0, h = 0, w = 0;
+  template <axis A>
+  KOKKOS_FORCEINLINE_FUNCTION coords4 with(int v) const {
+    return coords4{A == axis::n ? v : n, A == axis::c ? v : c, A == axis::h ? v : h, A == axis::w ? v : w};
+  }
+  template <axis A>
+  KOKKOS_FORCEINLINE_FUNCTION int get() const {
+    return A == axis::n ? n : A == axis::c ? c : A == axis::h ? h : w;
+  }
+};
+
+namespace detail {
+// Element x + l along Run of a tensor whose operator() returns a value (CUDA's RandomAccess
+// handles): indexed through the View.
+template <axis Run, class T>
+struct lane_proxy {
+  T t;
+  coords4 x;
+  KOKKOS_FORCEINLINE_FUNCTION auto operator[](int l) const {
+    const coords4 y = x.with<Run>(x.get<Run>() + l);
+    return t(y.n, y.c, y.h, y.w);
+  }
+};
+}  // namespace detail
+
+// The run of tensor t that starts at element x, indexed by the lane offset l along Run (the
+// layout's contiguous axis, stride 1): lane_ptr<Run>(t, x)[l] is element x + l along Run. A
+// pointer where t hands out references (GCC 12 vectorises a loop over a pointer, not over a
+// rank-4 View's operator()), otherwise an indexing proxy.
+template <axis Run, class T>
+KOKKOS_FORCEINLINE_FUNCTION auto lane_ptr(const T& t, const coords4& x) {
+  if constexpr (std::is_reference_v<typename T::reference_type>) return &t(x.n, x.c, x.h, x.w);
+  else return detail::lane_proxy<Run, T>{t, x};
+}
+
+// Logical extent of axis A.
+template <axis A>
+KOKKOS_FORCEINLINE_FUNCTION int extent(const dims4& d) {
+  if constexpr (A == axis::n) return d.n;
+  else if constexpr (A == axis::c) return d.c;
+  else if constexpr (A == axis::h) return d.h;
+  else return d.w;
+}
+
+// Rows of a launch: up to three logical axes A0 A1 A2 (slowest first), each row a point of
+// their extents. Axes a kernel does not iterate over are given as extent 1.
+struct row_grid {
+  int e0 = 1, e1 = 1, e2 = 1;
+  KOKKOS_INLINE_FUNCTION std::size_t size() const { return std::size_t(e0) * std::size_t(e1) * std::size_t(e2); }
+};
+
+namespace detail {
+// Calls body.row(member, i0, i1, i2) for each row of a team's block of rows.
+template <class Exec, class Body>
+struct rows_functor {
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  Body body;
+  row_grid grid;
+  int rows_per_team;
+  KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
+    const std::size_t first = std::size_t(m.league_rank()) * std::size_t(rows_per_team);
+    const std::size_t total = grid.size();
+    const int count = int(total - first < std::size_t(rows_per_team) ? total - first : std::size_t(rows_per_team));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, count), [&](const int r) {
+      std::size_t row = first + std::size_t(r);
+      const int i2 = int(row % std::size_t(grid.e2));
+      row /= std::size_t(grid.e2);
+      const int i1 = int(row % std::size_t(grid.e1));
+      const int i0 = int(row / std::size_t(grid.e1));
+      body.row(m, i0, i1, i2);
+    });
+  }
+};
+}  // namespace detail
+
+// Launches body.row(member, i0, i1, i2) for every row of `grid`, whose runs have `run_length`
+// elements. GPU: vector length the power of two covering the run (at most 32, one warp), team
+// size 256 / vector length (capped by the backend), one row per team thread. Host: one thread
+// per team, a block of rows of about 4096 elements per team (enough work per team for the
+// OpenMP scheduler, few enough teams that the last ones balance). scratch_per_row: level-0
+// team scratch each row needs (rows_per_team times that per team).
+template <class Exec, class Body>
+void for_each_row(const char* label, const Exec& exec, const row_grid& grid, int run_length, const Body& body,
+                  std::size_t scratch_per_row = 0) {
+  if (grid.size() == 0 || run_length <= 0) return;
+  using functor = detail::rows_functor<Exec, Body>;
+  using policy_t = Kokkos::TeamPolicy<Exec>;
+  int vector = 1, team = 1, rows_per_team = 1;
+  if constexpr (host_backend<Exec>) {
+    rows_per_team = std::max(1, 4096 / run_length);
+  } else {
+    while (vector < 32 && vector < run_length) vector *= 2;
+    vector = std::min(vector, int(policy_t::vector_length_max()));
+    team = std::max(1, 256 / vector);
+    policy_t probe(exec, 1, team, vector);
+    if (scratch_per_row > 0) probe.set_scratch_size(0, Kokkos::PerTeam(scratch_per_row * std::size_t(team)));
+    const functor probe_f{body, grid, team};
+    team = std::max(1, std::min(team, probe.team_size_max(probe_f, Kokkos::ParallelForTag())));
+    rows_per_team = team;
+  }
+  const std::size_t league = (grid.size() + std::size_t(rows_per_team) - 1) / std::size_t(rows_per_team);
+  policy_t policy(exec, int(league), team, vector);
+  if (scratch_per_row > 0) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_per_row * std::size_t(rows_per_team)));
+  Kokkos::parallel_for(label, policy, functor{body, grid, rows_per_team});
+}
+
+// Walks [begin, end) of a run with the vector lanes: f(i, width) for blocks of W consecutive
+// elements starting at i (width is std::integral_constant<int, W>), then the elements left over:
+// with Overlap, one more full block ending at `end` (it recomputes up to W - 1 elements, so f
+// must write only what it does not read: an output distinct from the inputs), otherwise one by
+// one, f(i, width 1). W is lane_width<Exec>.
+template <int W, bool Overlap = false, class Member, class F>
+KOKKOS_INLINE_FUNCTION void for_lanes(const Member& m, int begin, int end, const F& f) {
+  if (end <= begin) return;
+  if constexpr (W == 1) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, begin, end),
+                         [&](const int i) { f(i, std::integral_constant<int, 1>{}); });
+  } else {
+    const int blocks = (end - begin) / W;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, blocks),
+                         [&](const int b) { f(begin + b * W, std::integral_constant<int, W>{}); });
+    if (Overlap && blocks > 0 && begin + blocks * W < end) {
+      f(end - W, std::integral_constant<int, W>{});
+      return;
+    }
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, begin + blocks * W, end),
+                         [&](const int i) { f(i, std::integral_constant<int, 1>{}); });
+  }
+}
+
+// The two reductions kernels need along a run: the operation, its identity and the matching
+// Kokkos reducer.
+struct max_op {
+  static constexpr float identity = -3.402823466e38f;
+  using reducer = Kokkos::Max<float>;
+  KOKKOS_FORCEINLINE_FUNCTION float operator()(float a, float b) const { return a > b ? a : b; }
+};
+struct sum_op {
+  static constexpr float identity = 0.0f;
+  using reducer = Kokkos::Sum<float>;
+  KOKKOS_FORCEINLINE_FUNCTION float operator()(float a, float b) const { return a + b; }
+};
+
+// Op (max_op or sum_op) of f(i) over [0, len) across the lanes. Host: W partial results in a
+// vector register, combined at the end (each partial is updated in order, so the loop
+// vectorises without -ffast-math). GPU: Kokkos' vector reduction (warp shuffles).
+template <int W, class Op, class Member, class F>
+KOKKOS_INLINE_FUNCTION float lanes_reduce(const Member& m, int len, const F& f) {
+  const Op op{};
+  if constexpr (W == 1) {
+    float result = Op::identity;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(m, len), [&](const int i, float& acc) { acc = op(acc, f(i)); },
+        typename Op::reducer(result));
+    return result;
+  } else {
+    (void)m;
+    float part[W];
+    for (int l = 0; l < W; ++l) part[l] = Op::identity;
+    const int blocks = len / W;
+    for (int b = 0; b < blocks; ++b)
+      for (int l = 0; l < W; ++l) part[l] = op(part[l], f(b * W + l));
+    for (int i = blocks * W; i < len; ++i) part[0] = op(part[0], f(i));
+    float r = Op::identity;
+    for (int l = 0; l < W; ++l) r = op(r, part[l]);
+    return r;
+  }
+}
+
+// The rows of Layout's storage for a tensor of dims d: its three slower physical axes, slowest
+// first. With Skip given, that axis is left out of the rows (extent 1): a kernel that walks it
+// inside each row (a reduction or a sliding window across channels) uses this.
+template <class Layout, int Skip = -1>
+row_grid storage_rows(const dims4& d) {
+  const auto e = [&](axis a) { return int(a) == Skip ? 1 : (a == axis::n ? d.n : a == axis::c ? d.c : a == axis::h ? d.h : d.w); };
+  return {e(Layout::order[0]), e(Layout::order[1]), e(Layout::order[2])};
+}
+// The logical coordinates of the first element of row (i0, i1, i2) of storage_rows<Layout>.
+template <class Layout>
+KOKKOS_FORCEINLINE_FUNCTION coords4 row_start(int i0, int i1, int i2) {
+  return coords4{}.with<Layout::order[0]>(i0).template with<Layout::order[1]>(i1).template with<Layout::order[2]>(i2);
+}
+
+namespace detail {
+template <class Exec, class Layout, class F>
+struct elementwise_rows_body {
+  F f;
+  dims4 d;
+  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, int i0, int i1,
+                                  int i2) const {
+    constexpr axis run = run_axis<Layout>;
+    const coords4 x = row_start<Layout>(i0, i1, i2);
+    for_lanes<lane_width<Exec>>(m, 0, extent<run>(d), [&](const int i, auto width) {
+      const coords4 y = x.with<run>(i);
+      for (int l = 0; l < decltype(width)::value; ++l) f(y, l);
+    });
+  }
+};
+}  // namespace detail
+
+// Calls f(x, l) for every element of a tensor of dims d, in Layout's storage order: rows of
+// the three slower physical axes, lanes along the fastest (coalesced on a GPU, vectorised on a
+// host). The element is x + l along the run axis; f reads and writes it through lane_ptr. f must
+// be safe to call in any order.
+template <class Layout, class Exec, class F>
+void for_each_element_by_rows(const char* label, const Exec& exec, const dims4& d, const F& f) {
+  static_assert(!Layout::runtime_strided, "kcnn: the vector mapping needs a compile-time layout");
+  for_each_row(label, exec, storage_rows<Layout>(d), extent<run_axis<Layout>>(d), detail::elementwise_rows_body<Exec, Layout, F>{f, d});
+}
+
+}  // namespace kcnn
