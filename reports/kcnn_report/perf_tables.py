@@ -37,16 +37,15 @@ def tables(csv_path):
     ctx = _context(csv_path)
     c = ctx.get("ceilings") or {}
     stream = max(float(c.get("copy_gbps") or 0), float(c.get("triad_gbps") or 0))
-    threads = ctx.get("kokkos", {}).get("concurrency", "?")
     d = d[(d["status"] == "ok") & (d["op"] != "ceiling")]
     ours = d[d["origin"] == "kcnn"]
     peers = d[d["variant"] == "onednn"]
     out = []
-    commit = ctx.get("git", {}).get("commit", "?")
-    dirty = ctx.get("git", {}).get("dirty")
-    out.append(f"Source: `{csv_path}` (commit {str(commit)[:7]}{', dirty tree' if dirty else ''}, "
-               f"{ctx.get('kokkos', {}).get('backend', d['backend'].iloc[0] if len(d) else '?')} backend, "
-               f"concurrency {threads}); stream bandwidth of the same run: {stream:.1f} GB/s "
+    git = ctx.get("git", {})
+    kokkos = ctx.get("kokkos", {})
+    out.append(f"Source: `{csv_path}` (commit {str(git.get('commit', '?'))[:7]}, "
+               f"{'clean tree' if git.get('clean') else 'tree with local changes'}, Kokkos {kokkos.get('version', '?')} "
+               f"{kokkos.get('default_execution_space', '?')}); stream bandwidth of the same run: {stream:.1f} GB/s "
                f"(copy {float(c.get('copy_gbps') or 0):.1f}, triad {float(c.get('triad_gbps') or 0):.1f}).")
     out.append("")
     out.append("| op | layer (n x c x h x w) | best kcnn variant (layout) | ms | GB/s | % of stream | oneDNN ms (layout) "

@@ -144,9 +144,9 @@ void every_op() {
     check("batchnorm folded_constant", out, ref, 1e-5,
           [&] { kcnn::batchnorm(exec, in, mean, var, gamma, beta, out, p, folded); });
     if constexpr (fixed) {
-      v::batchnorm_vector rows;
-      kcnn::prepare(exec, rows, p, in, mean, var, gamma, beta, out);
-      check("batchnorm rows", out, ref, 1e-5, [&] { kcnn::batchnorm(exec, in, mean, var, gamma, beta, out, p, rows); });
+      v::batchnorm_vector vec;
+      kcnn::prepare(exec, vec, p, in, mean, var, gamma, beta, out);
+      check("batchnorm vector", out, ref, 1e-5, [&] { kcnn::batchnorm(exec, in, mean, var, gamma, beta, out, p, vec); });
     }
   }
   if constexpr (fixed) {  // softmax (its variants need a compile-time layout)
@@ -202,6 +202,27 @@ void every_op() {
           [&] { kcnn::add(exec, in, b, out, v::add_vector{}); });
     check("transform vector", out, kcnn::reference::transform(d, lx), 0.0,
           [&] { kcnn::transform(exec, src, out, v::transform_vector{}); });
+    const kcnn::dims4 d2{19, 20, 7, 35}, dc{19, 57, 7, 35};
+    auto part = alloc<L>("part", d2), cat = alloc<L>("cat", dc);
+    const auto xp = sample(d2.size(), 21);
+    kcnn::copy_in(part, xp);
+    using T = decltype(in);
+    check("concat vector", cat, kcnn::reference::concat({d, d2}, std::vector{lx, kcnn::logical(xp, d2)}), 0.0,
+          [&] { kcnn::concat(exec, std::vector<T>{in, part}, cat, v::concat_vector{}); });
+    const auto bp = kcnn::batchnorm_params::make(d, 1e-5f, true);
+    Kokkos::View<float*> mean("mean", d.c), var("var", d.c), gamma("gamma", d.c), beta("beta", d.c);
+    const auto m = sample(d.c, 22), g = sample(d.c, 23), be = sample(d.c, 24);
+    std::vector<float> s = sample(d.c, 25);
+    for (auto& e : s) e = 0.25f + e * e;
+    kcnn::copy_in(mean, m);
+    kcnn::copy_in(var, s);
+    kcnn::copy_in(gamma, g);
+    kcnn::copy_in(beta, be);
+    const auto at = [](const std::vector<float>& a) { return [&a](int c) { return a[c]; }; };
+    v::batchnorm_vector bv;
+    kcnn::prepare(exec, bv, bp, in, mean, var, gamma, beta, out);
+    check("batchnorm vector", out, kcnn::reference::batchnorm(bp, lx, at(m), at(s), at(g), at(be)), 1e-5,
+          [&] { kcnn::batchnorm(exec, in, mean, var, gamma, beta, out, bp, bv); });
     for (const bool ceil_mode : {false, true}) {
       for (const auto kind : {kcnn::pool_kind::max, kcnn::pool_kind::avg}) {
         const auto pp = kcnn::pool_params::make(kind, d, 3, 3, 2, 1, ceil_mode);

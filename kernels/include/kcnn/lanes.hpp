@@ -88,16 +88,27 @@ KOKKOS_FORCEINLINE_FUNCTION int extent(const dims4& d) {
   else return d.w;
 }
 
-// Rows of a launch: up to three logical axes A0 A1 A2 (slowest first), each row a point of
-// their extents. Axes a kernel does not iterate over are given as extent 1.
+// The logical coordinates of the first element of row (i0, i1, i2): Layout's three slower
+// physical axes, slowest first.
+template <class Layout>
+KOKKOS_FORCEINLINE_FUNCTION coords4 row_start(int i0, int i1, int i2) {
+  return coords4{}.with<Layout::order[0]>(i0).template with<Layout::order[1]>(i1).template with<Layout::order[2]>(i2);
+}
+
+namespace detail {
+// The rows of Layout's storage: extents of its three slower physical axes, Skip's set to 1.
 struct row_grid {
   int e0 = 1, e1 = 1, e2 = 1;
   KOKKOS_INLINE_FUNCTION std::size_t size() const { return std::size_t(e0) * std::size_t(e1) * std::size_t(e2); }
 };
+template <class Layout, int Skip>
+row_grid storage_rows(const dims4& d) {
+  constexpr axis a0 = Layout::order[0], a1 = Layout::order[1], a2 = Layout::order[2];
+  return {int(a0) == Skip ? 1 : extent<a0>(d), int(a1) == Skip ? 1 : extent<a1>(d), int(a2) == Skip ? 1 : extent<a2>(d)};
+}
 
-namespace detail {
-// Calls body.row(member, i0, i1, i2) for each row of a team's block of rows.
-template <class Exec, class Body>
+// Calls body.row(member, first element of the row) for each row of a team's block of rows.
+template <class Exec, class Layout, class Body>
 struct rows_functor {
   using member = typename Kokkos::TeamPolicy<Exec>::member_type;
   Body body;
@@ -113,23 +124,26 @@ struct rows_functor {
       row /= std::size_t(grid.e2);
       const int i1 = int(row % std::size_t(grid.e1));
       const int i0 = int(row / std::size_t(grid.e1));
-      body.row(m, i0, i1, i2);
+      body.row(m, row_start<Layout>(i0, i1, i2));
     });
   }
 };
 }  // namespace detail
 
-// Launches body.row(member, i0, i1, i2) for every row of `grid`, whose runs have `run_length`
-// elements. GPU: vector length the power of two covering the run (at most 32, one warp), team
-// size 256 / vector length (capped by the backend), one row per team thread. Host: one thread
-// per team, a block of rows of about 4096 elements per team (enough work per team for the
-// OpenMP scheduler, few enough teams that the last ones balance). scratch_per_row: level-0
-// team scratch each row needs (rows_per_team times that per team).
-template <class Exec, class Body>
-void for_each_row(const char* label, const Exec& exec, const row_grid& grid, int run_length, const Body& body,
-                  std::size_t scratch_per_row = 0) {
+// Launches body.row(member, x) for every row of Layout's storage of a tensor of dims d, x the
+// logical coordinates of the row's first element. The rows are the three slower physical axes;
+// with Skip (an axis id) that axis is left out of the rows (its coordinate is 0): a kernel that
+// walks it inside each row (a reduction or a sliding window across channels) uses this. The
+// runs have run_length elements. GPU: vector length the power of two covering the run (at most
+// 32, one warp), team size 256 / vector length (capped by the backend), one row per team
+// thread. Host: one thread per team, a block of rows of about 4096 elements per team (enough
+// work per team for the OpenMP scheduler, enough teams to balance).
+template <class Layout, int Skip = -1, class Exec, class Body>
+void for_each_row(const char* label, const Exec& exec, const dims4& d, int run_length, const Body& body) {
+  static_assert(!Layout::runtime_strided, "kcnn: the vector mapping needs a compile-time layout");
+  const detail::row_grid grid = detail::storage_rows<Layout, Skip>(d);
   if (grid.size() == 0 || run_length <= 0) return;
-  using functor = detail::rows_functor<Exec, Body>;
+  using functor = detail::rows_functor<Exec, Layout, Body>;
   using policy_t = Kokkos::TeamPolicy<Exec>;
   int vector = 1, team = 1, rows_per_team = 1;
   if constexpr (host_backend<Exec>) {
@@ -137,17 +151,12 @@ void for_each_row(const char* label, const Exec& exec, const row_grid& grid, int
   } else {
     while (vector < 32 && vector < run_length) vector *= 2;
     vector = std::min(vector, int(policy_t::vector_length_max()));
-    team = std::max(1, 256 / vector);
-    policy_t probe(exec, 1, team, vector);
-    if (scratch_per_row > 0) probe.set_scratch_size(0, Kokkos::PerTeam(scratch_per_row * std::size_t(team)));
-    const functor probe_f{body, grid, team};
-    team = std::max(1, std::min(team, probe.team_size_max(probe_f, Kokkos::ParallelForTag())));
+    const policy_t probe(exec, 1, 1, vector);
+    team = std::max(1, std::min(256 / vector, probe.team_size_max(functor{body, grid, 1}, Kokkos::ParallelForTag())));
     rows_per_team = team;
   }
   const std::size_t league = (grid.size() + std::size_t(rows_per_team) - 1) / std::size_t(rows_per_team);
-  policy_t policy(exec, int(league), team, vector);
-  if (scratch_per_row > 0) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_per_row * std::size_t(rows_per_team)));
-  Kokkos::parallel_for(label, policy, functor{body, grid, rows_per_team});
+  Kokkos::parallel_for(label, policy_t(exec, int(league), team, vector), functor{body, grid, rows_per_team});
 }
 
 // Walks [begin, end) of a run with the vector lanes: f(i, width) for blocks of W consecutive
@@ -165,9 +174,11 @@ KOKKOS_INLINE_FUNCTION void for_lanes(const Member& m, int begin, int end, const
     const int blocks = (end - begin) / W;
     Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, blocks),
                          [&](const int b) { f(begin + b * W, std::integral_constant<int, W>{}); });
-    if (Overlap && blocks > 0 && begin + blocks * W < end) {
-      f(end - W, std::integral_constant<int, W>{});
-      return;
+    if constexpr (Overlap) {
+      if (blocks > 0 && begin + blocks * W < end) {
+        f(end - W, std::integral_constant<int, W>{});
+        return;
+      }
     }
     Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, begin + blocks * W, end),
                          [&](const int i) { f(i, std::integral_constant<int, 1>{}); });
@@ -213,29 +224,13 @@ KOKKOS_INLINE_FUNCTION float lanes_reduce(const Member& m, int len, const F& f) 
   }
 }
 
-// The rows of Layout's storage for a tensor of dims d: its three slower physical axes, slowest
-// first. With Skip given, that axis is left out of the rows (extent 1): a kernel that walks it
-// inside each row (a reduction or a sliding window across channels) uses this.
-template <class Layout, int Skip = -1>
-row_grid storage_rows(const dims4& d) {
-  const auto e = [&](axis a) { return int(a) == Skip ? 1 : (a == axis::n ? d.n : a == axis::c ? d.c : a == axis::h ? d.h : d.w); };
-  return {e(Layout::order[0]), e(Layout::order[1]), e(Layout::order[2])};
-}
-// The logical coordinates of the first element of row (i0, i1, i2) of storage_rows<Layout>.
-template <class Layout>
-KOKKOS_FORCEINLINE_FUNCTION coords4 row_start(int i0, int i1, int i2) {
-  return coords4{}.with<Layout::order[0]>(i0).template with<Layout::order[1]>(i1).template with<Layout::order[2]>(i2);
-}
-
 namespace detail {
 template <class Exec, class Layout, class F>
 struct elementwise_rows_body {
   F f;
   dims4 d;
-  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, int i0, int i1,
-                                  int i2) const {
+  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
     constexpr axis run = run_axis<Layout>;
-    const coords4 x = row_start<Layout>(i0, i1, i2);
     for_lanes<lane_width<Exec>>(m, 0, extent<run>(d), [&](const int i, auto width) {
       const coords4 y = x.with<run>(i);
       for (int l = 0; l < decltype(width)::value; ++l) f(y, l);
@@ -250,8 +245,7 @@ struct elementwise_rows_body {
 // be safe to call in any order.
 template <class Layout, class Exec, class F>
 void for_each_element_by_rows(const char* label, const Exec& exec, const dims4& d, const F& f) {
-  static_assert(!Layout::runtime_strided, "kcnn: the vector mapping needs a compile-time layout");
-  for_each_row(label, exec, storage_rows<Layout>(d), extent<run_axis<Layout>>(d), detail::elementwise_rows_body<Exec, Layout, F>{f, d});
+  for_each_row<Layout>(label, exec, d, extent<run_axis<Layout>>(d), detail::elementwise_rows_body<Exec, Layout, F>{f, d});
 }
 
 }  // namespace kcnn

@@ -117,12 +117,9 @@ struct lrn_vector_body {
   In in;
   Out out;
   lrn_params p;
-  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, int i0, int i1,
-                                  int i2) const {
-    using L = typename Out::layout_tag;
-    constexpr axis run = run_axis<L>;
+  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
+    constexpr axis run = run_axis<typename Out::layout_tag>;
     constexpr int W = lane_width<Exec>;
-    const coords4 x = row_start<L>(i0, i1, i2);
     const int half = p.size / 2, C = p.c;
     const float scale = p.alpha / float(p.size), k = p.k, neg_beta = -p.beta;
     if constexpr (run == axis::c) {
@@ -217,8 +214,8 @@ struct lrn_vector {
     if (static_cast<const void*>(in.view().data()) == static_cast<const void*>(out.view().data()))
       detail::fail("lrn", "lrn_vector: out must not alias in (a lane block may be computed twice)");
     constexpr int skip = run_axis<L> == axis::c ? -1 : int(axis::c);
-    for_each_row("kcnn::lrn_vector", exec, storage_rows<L, skip>(p.dims()), extent<run_axis<L>>(p.dims()),
-                 detail::lrn_vector_body<Exec, In, Out>{in, out, p});
+    for_each_row<L, skip>("kcnn::lrn_vector", exec, p.dims(), extent<run_axis<L>>(p.dims()),
+                          detail::lrn_vector_body<Exec, In, Out>{in, out, p});
   }
 };
 }  // namespace variant

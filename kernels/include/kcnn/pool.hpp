@@ -239,12 +239,9 @@ struct pool_vector_body {
     if constexpr (Kind == pool_kind::max) return v > acc ? v : acc;
     else return acc + v;
   }
-  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, int i0, int i1,
-                                  int i2) const {
-    using L = typename Out::layout_tag;
-    constexpr axis run = run_axis<L>;
+  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
+    constexpr axis run = run_axis<typename Out::layout_tag>;
     constexpr int W = lane_width<Exec>;
-    const coords4 x = row_start<L>(i0, i1, i2);
     const int hs = x.h * p.stride - p.pad;
     const int he_pad = (hs + p.r < p.h + p.pad) ? hs + p.r : p.h + p.pad;
     const int h0 = hs > 0 ? hs : 0, h1 = he_pad < p.h ? he_pad : p.h;
@@ -333,12 +330,12 @@ struct pool_vector {
   void run(const Exec& exec, const In& in, const Out& out, const pool_params& p) const {
     using L = typename Out::layout_tag;
     static_assert(!L::runtime_strided, "kcnn::pool: pool_vector needs a compile-time output layout");
-    const row_grid rows = storage_rows<L>(p.output_dims());
-    const int run = extent<run_axis<L>>(p.output_dims());
+    const dims4 d = p.output_dims();
+    const int run = extent<run_axis<L>>(d);
     if (p.kind == pool_kind::max)
-      for_each_row("kcnn::pool_vector", exec, rows, run, detail::pool_vector_body<Exec, pool_kind::max, In, Out>{in, out, p});
+      for_each_row<L>("kcnn::pool_vector", exec, d, run, detail::pool_vector_body<Exec, pool_kind::max, In, Out>{in, out, p});
     else
-      for_each_row("kcnn::pool_vector", exec, rows, run, detail::pool_vector_body<Exec, pool_kind::avg, In, Out>{in, out, p});
+      for_each_row<L>("kcnn::pool_vector", exec, d, run, detail::pool_vector_body<Exec, pool_kind::avg, In, Out>{in, out, p});
   }
 };
 // A team per tile, its input tile staged in team scratch. Compile-time layouts; throws

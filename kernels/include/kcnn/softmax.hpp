@@ -143,12 +143,9 @@ template <class Exec, class In, class Out, bool AcrossLanes>
 struct softmax_vector_body {
   In in;
   Out out;
-  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, int i0, int i1,
-                                  int i2) const {
-    using L = typename Out::layout_tag;
-    constexpr axis run = run_axis<L>;
+  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
+    constexpr axis run = run_axis<typename Out::layout_tag>;
     constexpr int W = lane_width<Exec>;
-    const coords4 x = row_start<L>(i0, i1, i2);
     const int C = out.dims().c;
     if constexpr (AcrossLanes) {
       // The channels are contiguous here (stride 1), whatever the layout's run axis.
@@ -300,15 +297,14 @@ struct softmax_vector {
     static_assert(!L::runtime_strided, "kcnn::softmax: softmax_vector needs a compile-time output layout");
     if (static_cast<const void*>(in.view().data()) == static_cast<const void*>(out.view().data()))
       detail::fail("softmax", "softmax_vector: out must not alias in (a lane block may be computed twice)");
-    if (detail::softmax_channels_contiguous<L>(p.dims())) {
-      // A pixel per row: every axis but c, in storage order; the lanes along c.
-      const dims4 d = p.dims();
-      const row_grid rows = run_axis<L> == axis::c ? storage_rows<L>(d) : storage_rows<L, int(axis::c)>(d);
-      for_each_row("kcnn::softmax_vector", exec, rows, p.c, detail::softmax_vector_body<Exec, In, Out, true>{in, out});
-    } else {
-      for_each_row("kcnn::softmax_vector", exec, storage_rows<L, int(axis::c)>(p.dims()), extent<run_axis<L>>(p.dims()),
-                   detail::softmax_vector_body<Exec, In, Out, false>{in, out});
-    }
+    // A pixel per row when the channels are contiguous (the lanes along c), else a line of pixels
+    // along the run axis; c is walked inside each row in both cases.
+    constexpr int skip_c = run_axis<L> == axis::c ? -1 : int(axis::c);
+    if (detail::softmax_channels_contiguous<L>(p.dims()))
+      for_each_row<L, skip_c>("kcnn::softmax_vector", exec, p.dims(), p.c, detail::softmax_vector_body<Exec, In, Out, true>{in, out});
+    else
+      for_each_row<L, skip_c>("kcnn::softmax_vector", exec, p.dims(), extent<run_axis<L>>(p.dims()),
+                              detail::softmax_vector_body<Exec, In, Out, false>{in, out});
   }
 };
 }  // namespace variant
