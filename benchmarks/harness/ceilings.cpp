@@ -1,6 +1,7 @@
 #include "ceilings.hpp"
 
 #include <kcnn/compat.hpp>
+#include <kcnn/lanes.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <KokkosBlas3_gemm.hpp>
@@ -63,7 +64,7 @@ ceilings measure_ceilings(double llc_bytes) {
   ceilings c;
   Kokkos::Timer total;
   using exec = Kokkos::DefaultExecutionSpace;
-  const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, exec::memory_space>::accessible;
+  const bool host = kcnn::host_backend<exec>;
   c.reps = 5;
 
   // 4x the last-level cache, at least 64 MiB and at most 1 GiB per array (server CPUs report a

@@ -9,6 +9,7 @@
 #include "../../harness/op_case.hpp"
 
 #include <kcnn/compat.hpp>
+#include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/tensor.hpp>
 
@@ -33,8 +34,7 @@ using dt = dnnl::memory::data_type;
 using dims = dnnl::memory::dims;
 
 // Host builds only: oneDNN's CPU engine reads the case's buffers directly.
-inline constexpr bool usable =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+inline constexpr bool usable = host_backend<Kokkos::DefaultExecutionSpace>;
 
 inline int threads() { return compat::concurrency(Kokkos::DefaultExecutionSpace()); }
 

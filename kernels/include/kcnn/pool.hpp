@@ -90,16 +90,27 @@ struct pool_params {
 
 namespace detail {
 
-// The value of one output from its window; shared by the naive and tiled kernels. `at(ih, iw)`
-// reads the input of this (n, c) plane.
+// One axis of an output's window: the input range it reads, [lo, hi), and the length of the
+// window clipped to the padded input (Caffe's divisor along this axis). The one place the
+// window arithmetic lives; every pooling kernel calls it.
+struct pool_span {
+  int lo, hi, padded;
+  KOKKOS_INLINE_FUNCTION pool_span(int o, int extent, int window, int stride, int pad) {
+    const int start = o * stride - pad;
+    const int end_pad = (start + window < extent + pad) ? start + window : extent + pad;
+    padded = end_pad - start;
+    lo = start > 0 ? start : 0;
+    hi = end_pad < extent ? end_pad : extent;
+  }
+};
+
+// The value of one output from its window; shared by the naive and tiled kernels and the vector
+// kernel's edges. `at(ih, iw)` reads the input of this (n, c) plane.
 template <class At>
 KOKKOS_INLINE_FUNCTION float pool_window(const pool_params& p, int oh, int ow, const At& at) {
-  const int hs = oh * p.stride - p.pad, ws = ow * p.stride - p.pad;
-  const int he_pad = (hs + p.r < p.h + p.pad) ? hs + p.r : p.h + p.pad;
-  const int we_pad = (ws + p.s < p.w + p.pad) ? ws + p.s : p.w + p.pad;
-  const int area = (he_pad - hs) * (we_pad - ws);
-  const int h0 = hs > 0 ? hs : 0, w0 = ws > 0 ? ws : 0;
-  const int h1 = he_pad < p.h ? he_pad : p.h, w1 = we_pad < p.w ? we_pad : p.w;
+  const pool_span sh(oh, p.h, p.r, p.stride, p.pad), sw(ow, p.w, p.s, p.stride, p.pad);
+  const int area = sh.padded * sw.padded;
+  const int h0 = sh.lo, h1 = sh.hi, w0 = sw.lo, w1 = sw.hi;
   if (p.kind == pool_kind::max) {
     float m = -3.402823466e38f;
     for (int ih = h0; ih < h1; ++ih)
@@ -144,18 +155,16 @@ struct pool_regtile_functor {
     float acc[RH][RW];
     int h0[RH], h1[RH], w0[RW], w1[RW], area_h[RH], area_w[RW];
     for (int a = 0; a < RH; ++a) {
-      const int hs = (oh0 + a) * p.stride - p.pad;
-      const int he = (hs + p.r < p.h + p.pad) ? hs + p.r : p.h + p.pad;
-      area_h[a] = he - hs;
-      h0[a] = hs > 0 ? hs : 0;
-      h1[a] = he < p.h ? he : p.h;
+      const pool_span sh(oh0 + a, p.h, p.r, p.stride, p.pad);
+      area_h[a] = sh.padded;
+      h0[a] = sh.lo;
+      h1[a] = sh.hi;
     }
     for (int b = 0; b < RW; ++b) {
-      const int ws = (ow0 + b) * p.stride - p.pad;
-      const int we = (ws + p.s < p.w + p.pad) ? ws + p.s : p.w + p.pad;
-      area_w[b] = we - ws;
-      w0[b] = ws > 0 ? ws : 0;
-      w1[b] = we < p.w ? we : p.w;
+      const pool_span sw(ow0 + b, p.w, p.s, p.stride, p.pad);
+      area_w[b] = sw.padded;
+      w0[b] = sw.lo;
+      w1[b] = sw.hi;
     }
     const bool is_max = p.kind == pool_kind::max;
     for (int a = 0; a < RH; ++a)
@@ -242,9 +251,8 @@ struct pool_vector_body {
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
     constexpr axis run = run_axis<typename Out::layout_tag>;
     constexpr int W = lane_width<Exec>;
-    const int hs = x.h * p.stride - p.pad;
-    const int he_pad = (hs + p.r < p.h + p.pad) ? hs + p.r : p.h + p.pad;
-    const int h0 = hs > 0 ? hs : 0, h1 = he_pad < p.h ? he_pad : p.h;
+    const pool_span sh(x.h, p.h, p.r, p.stride, p.pad);
+    const int h0 = sh.lo, h1 = sh.hi;
     if constexpr (run == axis::w) {
       const int Q = p.q();
       int q_hi = (p.w + p.pad - p.s) / p.stride + 1;  // last window inside: ow * stride - pad + s <= w
@@ -256,7 +264,7 @@ struct pool_vector_body {
       };
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, 0, q_lo), edge);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, q_hi, Q), edge);
-      const float inv_area = 1.0f / float((he_pad - hs) * p.s);
+      const float inv_area = 1.0f / float(sh.padded * p.s);  // inside along w: s columns
       const int s = p.s, stride = p.stride, pad = p.pad;
       for_lanes<W, true>(m, q_lo, q_hi, [&](const int q0, auto width) {
         constexpr int B = decltype(width)::value;
@@ -271,10 +279,9 @@ struct pool_vector_body {
         for (int l = 0; l < B; ++l) dst[l] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
       });
     } else {
-      const int ws = x.w * p.stride - p.pad;
-      const int we_pad = (ws + p.s < p.w + p.pad) ? ws + p.s : p.w + p.pad;
-      const int w0 = ws > 0 ? ws : 0, w1 = we_pad < p.w ? we_pad : p.w;
-      const float inv_area = 1.0f / float((he_pad - hs) * (we_pad - ws));
+      const pool_span sw(x.w, p.w, p.s, p.stride, p.pad);
+      const int w0 = sw.lo, w1 = sw.hi;
+      const float inv_area = 1.0f / float(sh.padded * sw.padded);
       for_lanes<W, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
         constexpr int B = decltype(width)::value;
         float acc[B];
