@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace kcnn;
@@ -131,6 +132,53 @@ TEST(Lrn, HandCheckedAcrossChannelsBothVariants) {
     EXPECT_NEAR(o[1], 2.0 / 15, 1e-6);
     EXPECT_NEAR(o[2], 3.0 / 14, 1e-6);
   }
+}
+
+// lrn_vector's three forms (nhwc: windows along the lanes; nchw and chwn: planes longer than a
+// host span, with a ragged last span) and both powers (the three-quarter power for beta = 0.75,
+// pow otherwise) against the double reference.
+template <class L>
+void lrn_vector_matches_reference(float beta) {
+  lrn_params p;
+  p.n = 3; p.c = 11; p.h = 13; p.w = 47; p.size = 5; p.alpha = 0.5f; p.beta = beta; p.k = 2;
+  const auto value = [](int n, int c, int h, int w) { return std::sin(0.37 * n + 1.3 * c + 0.11 * h - 0.07 * w) * 3; };
+  auto in = make<L>(p.dims(), value);
+  tensor4<float, L> out("out", p.dims());
+  lrn(exec(), in, out, p, variant::lrn_vector{});
+  const auto got = host(out);
+  double worst = 0;
+  std::size_t i = 0;
+  for (int n = 0; n < p.n; ++n)
+    for (int c = 0; c < p.c; ++c)
+      for (int h = 0; h < p.h; ++h)
+        for (int w = 0; w < p.w; ++w, ++i) {
+          double sum = 0;
+          for (int cc = std::max(0, c - 2); cc <= std::min(p.c - 1, c + 2); ++cc) sum += value(n, cc, h, w) * value(n, cc, h, w);
+          const double ref = value(n, c, h, w) * std::pow(2.0 + 0.5 / 5 * sum, -double(beta));
+          worst = std::max(worst, std::abs(got[i] - ref) / std::max(1e-3, std::abs(ref)));
+        }
+  EXPECT_LT(worst, 1e-5) << L::name << " beta " << beta;
+}
+
+TEST(Lrn, VectorMatchesReferenceInEveryLayoutForBothPowers) {
+  for (const float beta : {0.75f, 0.6f}) {
+    lrn_vector_matches_reference<layout::nchw>(beta);
+    lrn_vector_matches_reference<layout::nhwc>(beta);
+    lrn_vector_matches_reference<layout::chwn>(beta);
+  }
+}
+
+TEST(Lrn, VectorRefusesAPaddedView) {
+  // A View with padding (a row pitch longer than its extent) is not one dense block: the planes
+  // form would read the gaps.
+  lrn_params p;
+  p.n = 1; p.c = 4; p.h = 3; p.w = 5; p.size = 3; p.alpha = 1; p.beta = 0.75f; p.k = 1;
+  using view = tensor4<float, layout::nchw>::view_type;
+  const view padded(Kokkos::view_alloc("padded", Kokkos::AllowPadding), 1, 4, 3, 5);
+  const view dense("dense", 1, 4, 3, 5);
+  if (padded.span_is_contiguous()) GTEST_SKIP() << "this backend does not pad a 5-float row";
+  const tensor4<float, layout::nchw> in(padded, p.dims()), out(dense, p.dims());
+  EXPECT_THROW(lrn(exec(), in, out, p, variant::lrn_vector{}), std::invalid_argument);
 }
 
 TEST(Batchnorm, HandCheckedWithAndWithoutRelu) {

@@ -46,6 +46,17 @@ TEST(Vmath, PowAsLrnUsesIt) {
   EXPECT_LT(worst, 2e-6);
 }
 
+TEST(Vmath, ThreeQuarterPowerRelativeError) {
+  double worst = 0;
+  for (float b = 1e-6f; b < 1e12f; b *= 1.001f) {
+    const double ref = std::pow(double(b), -0.75);
+    worst = std::max(worst, std::abs(double(kcnn::vmath::pow_minus_three_quarters(b)) - ref) / ref);
+  }
+  EXPECT_LT(worst, 2e-6);
+  EXPECT_EQ(kcnn::vmath::pow_minus_three_quarters(1.0f), 1.0f);
+  EXPECT_NEAR(kcnn::vmath::pow_minus_three_quarters(16.0f), 0.125, 1e-7);  // 16^-3/4 = 2^-3
+}
+
 TEST(Vmath, TanhAndSigmoidRelativeError) {
   double worst_tanh = 0, worst_sigmoid = 0;
   sweep(-20.0f, 20.0f, 400001, [&](float x) {

@@ -13,7 +13,9 @@ inline const variant_kind flat{"flat", "thread i takes storage element i, no coo
                                        "adjacent GPU threads on adjacent addresses in every layout, vectorised on a host"};
 inline const variant_kind vector{"vector", "rows of the storage per team (TeamThreadRange), lanes along the layout's "
                                            "contiguous axis (ThreadVectorRange: nchw w, nhwc c, chwn n): coalesced on a "
-                                           "GPU, 16-wide blocks on a host; coordinates once per row (docs/performance.md)"};
+                                           "GPU, 16-wide blocks on a host; coordinates once per row; LRN across channels "
+                                           "in nchw and chwn walks the channel planes per element (512-element spans on a "
+                                           "host, one element per GPU lane) (docs/performance.md)"};
 inline const variant_kind direct{"direct", "direct convolution / inner product from the stored operands"};
 inline const variant_kind tiled{"tiled", "a team per output tile, its input tile staged in team scratch; team threads "
                                          "along the tile's storage order"};

@@ -82,6 +82,14 @@ struct is_view<Kokkos::View<T, P...>> : std::true_type {};
   throw std::invalid_argument(std::string("kcnn::") + op + ": " + what);
 }
 
+// Variants that address a tensor as one dense block (kcnn::planes_along) refuse a View with
+// gaps (padding, a strided subview).
+template <class... T>
+void require_dense(const char* op, const char* variant, const T&... t) {
+  if (!(... && t.view().span_is_contiguous()))
+    fail(op, std::string(variant) + ": needs contiguous tensors (this View has padding or gaps)");
+}
+
 // The host-side checks of one call: params, every operand's extents, and that every operand
 // lives where the execution space can read it (a compile-time check).
 template <class Exec>

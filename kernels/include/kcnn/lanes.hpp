@@ -23,9 +23,38 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace kcnn {
+
+// Put before a fixed-length lane loop whose body selects (a max: `v > acc ? v : acc`). GCC 12
+// unrolls a 16-iteration loop completely, and its straight-line vectoriser then leaves the
+// selects scalar (16 vmaxss); kept as a loop, the loop vectoriser makes it one vmaxps. Other
+// compilers vectorise the select either way; nvcc warns on GCC pragmas, so only GCC gets it.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__INTEL_LLVM_COMPILER)
+#define KCNN_LANE_LOOP _Pragma("GCC unroll 1")
+#else
+#define KCNN_LANE_LOOP
+#endif
+
+// A hint that the host is about to read (ForWrite: write) [p, p + bytes): one prefetch per
+// 64-byte line. For
+// access patterns that interleave several streams page by page (a pooling window's rows in
+// nhwc), which the hardware prefetcher follows badly. No effect on a device, or on a compiler
+// without __builtin_prefetch.
+template <bool ForWrite = false>
+KOKKOS_FORCEINLINE_FUNCTION void prefetch_host(const void* p, std::size_t bytes) {
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && \
+    !defined(__SYCL_DEVICE_ONLY__)
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, ForWrite ? 1 : 0);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 // True when Exec runs on the host (its memory is host-accessible): Serial, OpenMP, Threads.
 template <class Exec>
@@ -75,6 +104,9 @@ struct lane_proxy {
 // rank-4 View's operator()), otherwise an indexing proxy.
 template <axis Run, class T>
 KOKKOS_FORCEINLINE_FUNCTION auto lane_ptr(const T& t, const coords4& x) {
+  // Run must have stride 1 for t's dims: its layout's run axis, or an axis every later one of
+  // which has extent 1 (softmax over the channels of an nchw tensor with h = w = 1).
+  static_assert(!T::layout_tag::runtime_strided, "kcnn::lane_ptr needs a compile-time layout");
   if constexpr (std::is_reference_v<typename T::reference_type>) return &t(x.n, x.c, x.h, x.w);
   else return detail::lane_proxy<Run, T>{t, x};
 }
@@ -118,14 +150,34 @@ struct rows_functor {
     const std::size_t first = std::size_t(m.league_rank()) * std::size_t(rows_per_team);
     const std::size_t total = grid.size();
     const int count = int(total - first < std::size_t(rows_per_team) ? total - first : std::size_t(rows_per_team));
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, count), [&](const int r) {
-      std::size_t row = first + std::size_t(r);
-      const int i2 = int(row % std::size_t(grid.e2));
+    const auto coords = [&](std::size_t row, int& i0, int& i1, int& i2) {
+      i2 = int(row % std::size_t(grid.e2));
       row /= std::size_t(grid.e2);
-      const int i1 = int(row % std::size_t(grid.e1));
-      const int i0 = int(row / std::size_t(grid.e1));
-      body.row(m, row_start<Layout>(i0, i1, i2));
-    });
+      i1 = int(row % std::size_t(grid.e1));
+      i0 = int(row / std::size_t(grid.e1));
+    };
+    if constexpr (host_backend<Exec>) {
+      // One thread walks the team's rows in order: the coordinates advance with a carry (two
+      // 64-bit divisions per row cost as much as a short row's work).
+      int i0, i1, i2;
+      coords(first, i0, i1, i2);
+      for (int r = 0; r < count; ++r) {
+        body.row(m, row_start<Layout>(i0, i1, i2));
+        if (++i2 == grid.e2) {
+          i2 = 0;
+          if (++i1 == grid.e1) {
+            i1 = 0;
+            ++i0;
+          }
+        }
+      }
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, count), [&](const int r) {
+        int i0, i1, i2;
+        coords(first + std::size_t(r), i0, i1, i2);
+        body.row(m, row_start<Layout>(i0, i1, i2));
+      });
+    }
   }
 };
 }  // namespace detail
@@ -215,8 +267,10 @@ KOKKOS_INLINE_FUNCTION float lanes_reduce(const Member& m, int len, const F& f) 
     float part[W];
     for (int l = 0; l < W; ++l) part[l] = Op::identity;
     const int blocks = len / W;
-    for (int b = 0; b < blocks; ++b)
+    for (int b = 0; b < blocks; ++b) {
+      KCNN_LANE_LOOP
       for (int l = 0; l < W; ++l) part[l] = op(part[l], f(b * W + l));
+    }
     for (int i = blocks * W; i < len; ++i) part[0] = op(part[0], f(i));
     float r = Op::identity;
     for (int l = 0; l < W; ++l) r = op(r, part[l]);
@@ -246,6 +300,94 @@ struct elementwise_rows_body {
 template <class Layout, class Exec, class F>
 void for_each_element_by_rows(const char* label, const Exec& exec, const dims4& d, const F& f) {
   for_each_row<Layout>(label, exec, d, extent<run_axis<Layout>>(d), detail::elementwise_rows_body<Exec, Layout, F>{f, d});
+}
+
+// A tensor of a compile-time layout seen along one of its row axes A (not the run axis): `outer`
+// blocks (the axes stored before A) of `planes` planes (one per index along A) of `length`
+// contiguous elements (the axes stored after A). nchw along c: n blocks of c planes of h * w;
+// chwn along c: one block of c planes of h * w * n. A kernel that reduces or slides along A
+// (LRN, softmax over channels) walks the planes for each element of a plane, and the elements
+// of a plane are contiguous however many axes they span: long runs even when the layout's own
+// run is short (w = 7 in nchw).
+struct plane_geometry {
+  int outer = 0, planes = 0;
+  std::size_t length = 0;
+  // Offset of element i of plane p of outer block o in the (dense) storage.
+  KOKKOS_FORCEINLINE_FUNCTION std::size_t offset(int o, int p, std::size_t i) const {
+    return (std::size_t(o) * std::size_t(planes) + std::size_t(p)) * length + i;
+  }
+};
+template <class Layout, axis A>
+plane_geometry planes_along(const dims4& d) {
+  static_assert(!Layout::runtime_strided, "kcnn: planes_along needs a compile-time layout");
+  static_assert(run_axis<Layout> != A, "kcnn: planes_along: A is the layout's run axis");
+  plane_geometry g{1, extent<A>(d), 1};
+  bool after = false;
+  for (const axis a : Layout::order) {
+    const int e = a == axis::n ? d.n : a == axis::c ? d.c : a == axis::h ? d.h : d.w;
+    if (a == A) after = true;
+    else if (after) g.length *= std::size_t(e);
+    else g.outer *= e;
+  }
+  return g;
+}
+
+// Elements of a plane per call of a span body: 512 on a host (a block of 2 KB per plane visit,
+// enough for the hardware prefetcher; the per-element state, a few 2 KB arrays, stays in L1),
+// 1 on a GPU (one element per lane).
+template <class Exec>
+inline constexpr int span_width = host_backend<Exec> ? 512 : 1;
+
+namespace detail {
+template <class Exec, class Body>
+struct spans_functor {
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  Body body;
+  plane_geometry g;
+  int chunks;       // per outer block
+  int chunk_size;   // elements of a plane per team
+  int lanes;        // GPU: vector length (elements per team thread)
+  KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
+    const int o = m.league_rank() / chunks;
+    const std::size_t begin = std::size_t(m.league_rank() % chunks) * std::size_t(chunk_size);
+    const std::size_t left = g.length - begin;
+    const int count = left < std::size_t(chunk_size) ? int(left) : chunk_size;
+    if constexpr (host_backend<Exec>) {
+      body.span(o, begin, count);
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, (count + lanes - 1) / lanes), [&](const int t) {
+        const int end = (t + 1) * lanes < count ? (t + 1) * lanes : count;
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, t * lanes, end), [&](const int i) {
+          body.span(o, begin + std::size_t(i), std::integral_constant<int, 1>{});
+        });
+      });
+    }
+  }
+};
+}  // namespace detail
+
+// Calls body.span(o, i, count) for every block of elements [i, i + count) of the planes of outer
+// block o, count <= span_width<Exec> (an int on a host; std::integral_constant<int, 1> on a GPU).
+// The body walks the planes inside: for each plane, its count consecutive elements (a loop that
+// vectorises on a host; on a GPU adjacent lanes take adjacent elements: coalesced). GPU: teams
+// of 8 threads x 32 lanes, 256 elements per team. Host: one thread per team, span_width elements.
+template <class Exec, class Body>
+void for_each_span(const char* label, const Exec& exec, const plane_geometry& g, const Body& body) {
+  if (g.outer <= 0 || g.planes <= 0 || g.length == 0) return;
+  using policy_t = Kokkos::TeamPolicy<Exec>;
+  using functor = detail::spans_functor<Exec, Body>;
+  int team = 1, vector = 1, chunk = span_width<Exec>;
+  if constexpr (!host_backend<Exec>) {
+    vector = std::min(32, int(policy_t::vector_length_max()));
+    const policy_t probe(exec, 1, 1, vector);
+    team = std::max(1, std::min(8, probe.team_size_max(functor{body, g, 1, 1, vector}, Kokkos::ParallelForTag())));
+    chunk = team * vector;
+  }
+  const std::size_t chunks = (g.length + std::size_t(chunk) - 1) / std::size_t(chunk);
+  const std::size_t league = chunks * std::size_t(g.outer);
+  if (league > std::size_t(2147483647))
+    throw std::invalid_argument(std::string(label) + ": tensor too large for one launch");
+  Kokkos::parallel_for(label, policy_t(exec, int(league), team, vector), functor{body, g, int(chunks), chunk, vector});
 }
 
 }  // namespace kcnn

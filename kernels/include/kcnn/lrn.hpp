@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 namespace kcnn {
 
@@ -104,76 +105,92 @@ struct lrn_sliding_functor {
   }
 };
 
-// The vector form (kcnn/lanes.hpp); the power from kcnn/vmath.hpp.
-//  * nhwc (channels are the run): a row is a pixel, the lanes take consecutive channels and
-//    each sums its window from neighbouring addresses (the window lies along the lanes); the
-//    `size / 2` channels at each end, whose window is clipped, one by one.
-//  * nchw, chwn (channels are a row axis): a row is a line of pixels along the run axis (w or n),
-//    one pixel per lane, and each lane keeps a running sum of squares while it walks the
-//    channels: each input is read when it enters the window, when it leaves it and for its own
-//    output (the last two from cache).
-template <class Exec, class In, class Out>
-struct lrn_vector_body {
+// The vector form (kcnn/lanes.hpp); the power from kcnn/vmath.hpp. nhwc (channels are the
+// run): a row is a pixel, the lanes take consecutive channels and each sums its window from
+// neighbouring addresses (the window lies along the lanes); the `size / 2` channels at each end,
+// whose window is clipped, one by one. nchw and chwn: lrn_planes_body below.
+// LRN's power (k + alpha / size * sum)^-beta: the three-quarter power for beta = 0.75 (the
+// networks that use LRN), pow otherwise.
+template <bool ThreeQuarters>
+KOKKOS_FORCEINLINE_FUNCTION float lrn_power(const float base, const float neg_beta) {
+  if constexpr (ThreeQuarters) return vmath::pow_minus_three_quarters(base);
+  else return vmath::pow(base, neg_beta);
+}
+
+template <class Exec, bool ThreeQuarters, class In, class Out>
+struct lrn_rows_body {
   In in;
   Out out;
   lrn_params p;
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
-    constexpr axis run = run_axis<typename Out::layout_tag>;
     constexpr int W = lane_width<Exec>;
     const int half = p.size / 2, C = p.c;
     const float scale = p.alpha / float(p.size), k = p.k, neg_beta = -p.beta;
-    if constexpr (run == axis::c) {
-      const auto sq = [&](int c) {
-        const float v = in(x.n, c, x.h, x.w);
-        return v * v;
-      };
-      const auto edge = [&](const int c) {
-        const int lo = c - half > 0 ? c - half : 0, hi = c + half < C - 1 ? c + half : C - 1;
-        float sum = 0.0f;
-        for (int cc = lo; cc <= hi; ++cc) sum += sq(cc);
-        out(x.n, c, x.h, x.w) = in(x.n, c, x.h, x.w) * vmath::pow(k + scale * sum, neg_beta);
-      };
-      const int c_lo = half < C ? half : C;
-      const int c_hi = C - half > c_lo ? C - half : c_lo;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, 0, c_lo), edge);
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, c_hi, C), edge);
-      for_lanes<W, true>(m, c_lo, c_hi, [&](const int c0, auto width) {
-        constexpr int B = decltype(width)::value;
-        float sum[B];
-        for (int l = 0; l < B; ++l) sum[l] = 0.0f;
-        for (int j = -half; j <= half; ++j) {
-          const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0 + j));
-          for (int l = 0; l < B; ++l) sum[l] += float(src[l]) * float(src[l]);
-        }
-        const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0));
-        const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(c0));
-        for (int l = 0; l < B; ++l) dst[l] = float(src[l]) * vmath::pow(k + scale * sum[l], neg_beta);
-      });
-    } else {
-      for_lanes<W, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
-        constexpr int B = decltype(width)::value;
-        const coords4 y = x.with<run>(i);
-        const auto in_c = [&](int c) { return lane_ptr<run>(in, y.with<axis::c>(c)); };
-        float sum[B];
-        for (int l = 0; l < B; ++l) sum[l] = 0.0f;
-        for (int cc = 0; cc < half && cc < C; ++cc) {
-          const auto src = in_c(cc);
-          for (int l = 0; l < B; ++l) sum[l] += float(src[l]) * float(src[l]);
-        }
-        for (int c = 0; c < C; ++c) {
-          if (c + half < C) {  // entering the window
-            const auto src = in_c(c + half);
-            for (int l = 0; l < B; ++l) sum[l] += float(src[l]) * float(src[l]);
-          }
-          if (c - half - 1 >= 0) {  // leaving it
-            const auto src = in_c(c - half - 1);
-            for (int l = 0; l < B; ++l) sum[l] -= float(src[l]) * float(src[l]);
-          }
-          const auto src = in_c(c);
-          const auto dst = lane_ptr<run>(out, y.with<axis::c>(c));
-          for (int l = 0; l < B; ++l) dst[l] = float(src[l]) * vmath::pow(k + scale * sum[l], neg_beta);
-        }
-      });
+    const auto sq = [&](int c) {
+      const float v = in(x.n, c, x.h, x.w);
+      return v * v;
+    };
+    const auto edge = [&](const int c) {
+      const int lo = c - half > 0 ? c - half : 0, hi = c + half < C - 1 ? c + half : C - 1;
+      float sum = 0.0f;
+      for (int cc = lo; cc <= hi; ++cc) sum += sq(cc);
+      out(x.n, c, x.h, x.w) = in(x.n, c, x.h, x.w) * lrn_power<ThreeQuarters>(k + scale * sum, neg_beta);
+    };
+    const int c_lo = half < C ? half : C;
+    const int c_hi = C - half > c_lo ? C - half : c_lo;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, 0, c_lo), edge);
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, c_hi, C), edge);
+    for_lanes<W, true>(m, c_lo, c_hi, [&](const int c0, auto width) {
+      constexpr int B = decltype(width)::value;
+      float sum[B];
+      for (int l = 0; l < B; ++l) sum[l] = 0.0f;
+      for (int j = -half; j <= half; ++j) {
+        const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0 + j));
+        for (int l = 0; l < B; ++l) sum[l] += float(src[l]) * float(src[l]);
+      }
+      const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0));
+      const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(c0));
+      for (int l = 0; l < B; ++l) dst[l] = float(src[l]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
+    });
+  }
+};
+
+// nchw, chwn (channels are a row axis): the planes along c (kcnn::planes_along: h * w elements
+// per plane in nchw, h * w * n in chwn), each element with a running sum of squares as it walks
+// the channels: each input is read when it enters the window, when it leaves it and for its own
+// output (the last two from cache). A host block of span_width elements per plane visit (2 KB
+// runs the hardware prefetcher follows; the sums in L1), one element per GPU lane (adjacent
+// lanes, adjacent addresses).
+template <class Exec, bool ThreeQuarters, class TI, class TO>
+struct lrn_planes_body {
+  const TI* in;
+  TO* out;
+  plane_geometry g;
+  lrn_params p;
+  template <class Count>
+  KOKKOS_INLINE_FUNCTION void span(const int o, const std::size_t i, const Count count) const {
+    const int n = count, half = p.size / 2, C = p.c;
+    const float scale = p.alpha / float(p.size), k = p.k, neg_beta = -p.beta;
+    float sum[span_width<Exec>];
+    for (int l = 0; l < n; ++l) sum[l] = 0.0f;
+    for (int c = 0; c < half && c < C; ++c) {
+      const TI* src = in + g.offset(o, c, i);
+      for (int l = 0; l < n; ++l) sum[l] += float(src[l]) * float(src[l]);
+    }
+    for (int c = 0; c < C; ++c) {
+      if (c + half < C) {  // entering the window
+        const TI* src = in + g.offset(o, c + half, i);
+        for (int l = 0; l < n; ++l) sum[l] += float(src[l]) * float(src[l]);
+      }
+      if (c - half - 1 >= 0) {  // leaving it
+        const TI* src = in + g.offset(o, c - half - 1, i);
+        for (int l = 0; l < n; ++l) sum[l] -= float(src[l]) * float(src[l]);
+      }
+      const TI* src = in + g.offset(o, c, i);
+      TO* dst = out + g.offset(o, c, i);
+      if (c + 1 < C) prefetch_host<true>(dst + g.length, std::size_t(n) * sizeof(TO));
+      if (c + half + 1 < C) prefetch_host(in + g.offset(o, c + half + 1, i), std::size_t(n) * sizeof(TI));
+      for (int l = 0; l < n; ++l) dst[l] = float(src[l]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
     }
   }
 };
@@ -210,12 +227,27 @@ struct lrn_vector {
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const lrn_params& p) const {
     using L = typename Out::layout_tag;
-    static_assert(!L::runtime_strided, "kcnn::lrn: lrn_vector needs a compile-time output layout");
+    static_assert(!L::runtime_strided && std::is_same_v<typename In::layout_tag, L>,
+                  "kcnn::lrn: lrn_vector needs in and out in the same compile-time layout");
     if (static_cast<const void*>(in.view().data()) == static_cast<const void*>(out.view().data()))
       detail::fail("lrn", "lrn_vector: out must not alias in (a lane block may be computed twice)");
-    constexpr int skip = run_axis<L> == axis::c ? -1 : int(axis::c);
-    for_each_row<L, skip>("kcnn::lrn_vector", exec, p.dims(), extent<run_axis<L>>(p.dims()),
-                          detail::lrn_vector_body<Exec, In, Out>{in, out, p});
+    if (p.beta == 0.75f) launch<true>(exec, in, out, p);
+    else launch<false>(exec, in, out, p);
+  }
+
+ private:
+  template <bool ThreeQuarters, class Exec, class In, class Out>
+  static void launch(const Exec& exec, const In& in, const Out& out, const lrn_params& p) {
+    using L = typename Out::layout_tag;
+    if constexpr (run_axis<L> == axis::c) {
+      for_each_row<L>("kcnn::lrn_vector", exec, p.dims(), p.c,
+                      detail::lrn_rows_body<Exec, ThreeQuarters, In, Out>{in, out, p});
+    } else {
+      detail::require_dense("lrn", "lrn_vector", in, out);
+      using body = detail::lrn_planes_body<Exec, ThreeQuarters, typename In::value_type, typename Out::value_type>;
+      const plane_geometry g = planes_along<L, axis::c>(p.dims());
+      for_each_span("kcnn::lrn_vector", exec, g, body{in.view().data(), out.view().data(), g, p});
+    }
   }
 };
 }  // namespace variant

@@ -282,6 +282,17 @@ struct pool_vector_body {
       const pool_span sw(x.w, p.w, p.s, p.stride, p.pad);
       const int w0 = sw.lo, w1 = sw.hi;
       const float inv_area = 1.0f / float(sh.padded * sw.padded);
+      if constexpr (W > 1 && std::is_reference_v<typename In::reference_type>) {
+        // The window's rows are separate streams that advance a few pixels per output; the
+        // hardware prefetcher follows them badly (14 GB/s against 21 with this, nhwc 3x3/2). So
+        // the columns the output `ahead` pixels along w will add are asked for now.
+        constexpr int ahead = 4;
+        const int a_lo = (x.w + ahead) * p.stride - p.pad + p.s - p.stride, a_hi = a_lo + p.stride;
+        const int lo = a_lo > 0 ? a_lo : 0, hi = a_hi < p.w ? a_hi : p.w;
+        if (lo < hi)
+          for (int ih = h0; ih < h1; ++ih)
+            prefetch_host(&in(x.n, x.c, ih, lo), std::size_t(hi - lo) * std::size_t(extent<run>(in.dims())) * sizeof(typename In::value_type));
+      }
       for_lanes<W, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
         constexpr int B = decltype(width)::value;
         float acc[B];
@@ -290,6 +301,7 @@ struct pool_vector_body {
         for (int ih = h0; ih < h1; ++ih)
           for (int iw = w0; iw < w1; ++iw) {
             const auto src = lane_ptr<run>(in, coords4{y.n, y.c, ih, iw});
+            KCNN_LANE_LOOP
             for (int l = 0; l < B; ++l) acc[l] = combine(acc[l], float(src[l]));
           }
         const auto dst = lane_ptr<run>(out, y);
@@ -336,7 +348,8 @@ struct pool_vector {
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const pool_params& p) const {
     using L = typename Out::layout_tag;
-    static_assert(!L::runtime_strided, "kcnn::pool: pool_vector needs a compile-time output layout");
+    static_assert(!L::runtime_strided && std::is_same_v<typename In::layout_tag, L>,
+                  "kcnn::pool: pool_vector needs in and out in the same compile-time layout");
     const dims4 d = p.output_dims();
     const int run = extent<run_axis<L>>(d);
     if (p.kind == pool_kind::max)

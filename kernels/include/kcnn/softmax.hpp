@@ -23,6 +23,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 
 namespace kcnn {
 
@@ -294,7 +295,8 @@ struct softmax_vector {
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const softmax_params& p) const {
     using L = typename Out::layout_tag;
-    static_assert(!L::runtime_strided, "kcnn::softmax: softmax_vector needs a compile-time output layout");
+    static_assert(!L::runtime_strided && std::is_same_v<typename In::layout_tag, L>,
+                  "kcnn::softmax: softmax_vector needs in and out in the same compile-time layout");
     if (static_cast<const void*>(in.view().data()) == static_cast<const void*>(out.view().data()))
       detail::fail("softmax", "softmax_vector: out must not alias in (a lane block may be computed twice)");
     // A pixel per row when the channels are contiguous (the lanes along c), else a line of pixels

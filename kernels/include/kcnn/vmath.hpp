@@ -14,6 +14,7 @@
 // Every kcnn tolerance (relative L2 error 1e-5 for these ops) holds with margin.
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -103,6 +104,23 @@ KOKKOS_INLINE_FUNCTION float log(float x) {
 
 // base^exponent for base > 0 (normal).
 KOKKOS_INLINE_FUNCTION float pow(float base, float exponent) { return vmath::exp(exponent * vmath::log(base)); }
+
+// base^-3/4 for base > 0: LRN's power in AlexNet, GoogLeNet and their family (beta = 0.75),
+// as 1 / (sqrt(b) sqrt(sqrt(b))): two square roots and a division against pow's log and exp,
+// the way oneDNN specialises it. A host compiler vectorises std::sqrt only without errno
+// (-fno-math-errno, which kcnn's own build sets; __NO_MATH_ERRNO__ then defined); with errno the
+// host takes pow. GPU: rsqrtf and sqrtf.
+KOKKOS_INLINE_FUNCTION float pow_minus_three_quarters(float base) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  const float r = rsqrtf(base);  // b^-1/2
+  return r * sqrtf(r);           // b^-1/2 b^-1/4
+#elif defined(__NO_MATH_ERRNO__)
+  const float s = std::sqrt(base);
+  return 1.0f / (s * std::sqrt(s));
+#else
+  return vmath::pow(base, -0.75f);  // std::sqrt with errno would be a call per element
+#endif
+}
 
 // 1 / (1 + e^-x).
 KOKKOS_INLINE_FUNCTION float sigmoid(float x) { return 1.0f / (1.0f + vmath::exp(-x)); }
