@@ -48,7 +48,12 @@ TEST(Vmath, PowAsLrnUsesIt) {
 
 TEST(Vmath, ThreeQuarterPowerRelativeError) {
   double worst = 0;
-  for (float b = 1e-6f; b < 1e12f; b *= 1.001f) {
+#if defined(__NO_MATH_ERRNO__)
+  const float top = 1e12f;  // square roots: exact to half an ulp each
+#else
+  const float top = 1e6f;  // pow's range (PowAsLrnUsesIt)
+#endif
+  for (float b = 1e-6f; b < top; b *= 1.001f) {
     const double ref = std::pow(double(b), -0.75);
     worst = std::max(worst, std::abs(double(kcnn::vmath::pow_minus_three_quarters(b)) - ref) / ref);
   }

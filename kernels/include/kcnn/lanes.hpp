@@ -3,8 +3,9 @@
 //
 // A tensor in a compile-time layout is a set of rows (its three slower physical axes) of runs
 // (its fastest physical axis, contiguous in memory). A kernel takes a block of rows per team
-// (TeamThreadRange: the coordinates of a row are recovered once per row, never per element)
-// and walks a run with the vector lanes (ThreadVectorRange):
+// (GPU: TeamThreadRange, the coordinates of a row recovered once per row, never per element;
+// host: one thread walks the block, the coordinates advanced by a carry) and walks a run with
+// the vector lanes (ThreadVectorRange):
 //  * on a GPU the lanes are adjacent threads of a warp, one element each, so adjacent lanes
 //    touch adjacent addresses: the loads and stores along a run are coalesced;
 //  * on a host, a lane is a block of lane_width consecutive elements (16 floats: one AVX-512
@@ -40,16 +41,16 @@ namespace kcnn {
 #endif
 
 // A hint that the host is about to read (ForWrite: write) [p, p + bytes): one prefetch per
-// 64-byte line. For
-// access patterns that interleave several streams page by page (a pooling window's rows in
-// nhwc), which the hardware prefetcher follows badly. No effect on a device, or on a compiler
-// without __builtin_prefetch.
+// 64-byte line, the last line included. For access patterns that interleave many streams page by
+// page (a pooling window's rows in nhwc and chwn, LRN's channel planes), which the hardware
+// prefetcher follows badly. No effect on a device, or on a compiler without __builtin_prefetch.
 template <bool ForWrite = false>
 KOKKOS_FORCEINLINE_FUNCTION void prefetch_host(const void* p, std::size_t bytes) {
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && \
     !defined(__SYCL_DEVICE_ONLY__)
   const char* c = static_cast<const char*>(p);
   for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, ForWrite ? 1 : 0);
+  if (bytes > 0) __builtin_prefetch(c + bytes - 1, ForWrite ? 1 : 0);  // a start not on a line
 #else
   (void)p;
   (void)bytes;

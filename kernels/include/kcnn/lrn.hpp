@@ -218,10 +218,12 @@ struct lrn_sliding {
                          detail::lrn_sliding_functor<In, Out>{in, out, p, pixels});
   }
 };
-// The portable row mapping (kcnn/lanes.hpp), per layout: nhwc lanes take consecutive channels,
-// each summing its window along the lanes; nchw and chwn lanes take consecutive pixels along w
-// (images along n), each with a running sum across the channels. Coalesced on a GPU, vectorised
-// on a host (the power from kcnn/vmath.hpp). Compile-time output layouts; out distinct from in.
+// The portable mapping (kcnn/lanes.hpp), per layout: nhwc lanes take consecutive channels, each
+// summing its window along the lanes; nchw and chwn walk the channel planes per element
+// (for_each_span), each element with a running sum across the channels. Coalesced on a GPU,
+// vectorised on a host (the power from kcnn/vmath.hpp: by square roots for beta = 0.75). in and
+// out in the same compile-time layout, distinct; nchw and chwn need contiguous Views (throws
+// std::invalid_argument otherwise).
 struct lrn_vector {
   using op = ops::lrn;
   template <class Exec, class In, class Out>

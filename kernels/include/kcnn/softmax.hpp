@@ -289,7 +289,7 @@ struct softmax_fused {
 // contiguous (nhwc, or classes) the lanes take consecutive channels of a pixel and reduce across
 // the lanes; otherwise (nchw, chwn) the lanes take consecutive pixels (along w or n) and each
 // reduces over the channels itself. Coalesced on a GPU, vectorised on a host (exp from
-// kcnn/vmath.hpp). Compile-time output layouts; out distinct from in.
+// kcnn/vmath.hpp). in and out in the same compile-time layout; out distinct from in.
 struct softmax_vector {
   using op = ops::softmax;
   template <class Exec, class In, class Out>
