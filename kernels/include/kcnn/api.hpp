@@ -82,6 +82,14 @@ struct is_view<Kokkos::View<T, P...>> : std::true_type {};
   throw std::invalid_argument(std::string("kcnn::") + op + ": " + what);
 }
 
+// Variants that compute an output block more than once (an overlapping last lane block) and
+// read their input meanwhile refuse to run in place.
+template <class In, class Out>
+void require_distinct(const char* op, const char* variant, const In& in, const Out& out) {
+  if (static_cast<const void*>(in.view().data()) == static_cast<const void*>(out.view().data()))
+    fail(op, std::string(variant) + ": out must not alias in (a lane block may be computed twice)");
+}
+
 // Variants that address a tensor as one dense block (kcnn::planes_along) refuse a View with
 // gaps (padding, a strided subview).
 template <class... T>

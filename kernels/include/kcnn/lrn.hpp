@@ -231,8 +231,7 @@ struct lrn_vector {
     using L = typename Out::layout_tag;
     static_assert(!L::runtime_strided && std::is_same_v<typename In::layout_tag, L>,
                   "kcnn::lrn: lrn_vector needs in and out in the same compile-time layout");
-    if (static_cast<const void*>(in.view().data()) == static_cast<const void*>(out.view().data()))
-      detail::fail("lrn", "lrn_vector: out must not alias in (a lane block may be computed twice)");
+    detail::require_distinct("lrn", "lrn_vector", in, out);
     if (p.beta == 0.75f) launch<true>(exec, in, out, p);
     else launch<false>(exec, in, out, p);
   }

@@ -297,8 +297,7 @@ struct softmax_vector {
     using L = typename Out::layout_tag;
     static_assert(!L::runtime_strided && std::is_same_v<typename In::layout_tag, L>,
                   "kcnn::softmax: softmax_vector needs in and out in the same compile-time layout");
-    if (static_cast<const void*>(in.view().data()) == static_cast<const void*>(out.view().data()))
-      detail::fail("softmax", "softmax_vector: out must not alias in (a lane block may be computed twice)");
+    detail::require_distinct("softmax", "softmax_vector", in, out);
     // A pixel per row when the channels are contiguous (the lanes along c), else a line of pixels
     // along the run axis; c is walked inside each row in both cases.
     constexpr int skip_c = run_axis<L> == axis::c ? -1 : int(axis::c);
