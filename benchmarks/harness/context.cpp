@@ -179,6 +179,7 @@ run_context make_context(int argc, char** argv, const std::string& suite) {
 #ifdef KOKKOS_ENABLE_SYCL
   c.kokkos_backends.push_back("sycl");
 #endif
+  c.blas = detect_blas();
   std::ostringstream cfg;
   Kokkos::print_configuration(cfg, true);
   c.kokkos_configuration = cfg.str();

@@ -1,5 +1,7 @@
 #pragma once
-// What a run was measured on: device, backend, Kokkos, host, build and source tree.
+// What a run was measured on: device, backend, Kokkos, BLAS, host, build and source tree.
+#include "blas_runtime.hpp"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@ struct run_context {
   device_info device;
   std::string kokkos_version, kokkos_kernels_version;
   std::vector<std::string> kokkos_backends;
+  blas_info blas;  // the host BLAS behind KokkosBlas::gemm, as loaded
   std::string kokkos_configuration;  // Kokkos::print_configuration text
   std::string host_cpu, hostname;
   int host_logical_cpus = 0;

@@ -158,6 +158,15 @@ json context_json(const run_context& c) {
       .set("backends", json::array_of(c.kokkos_backends))
       .set("default_execution_space", c.device.backend)
       .set("configuration", c.kokkos_configuration);
+  json blas = json::object();
+  blas.set("library", c.blas.library)
+      .set("path", c.blas.path)
+      .set("version", c.blas.version)
+      .set("threads", c.blas.threads)
+      .set("core", c.blas.core)
+      .set("warning", c.blas.warning)
+      .set("kokkos_kernels_tpl_blas", c.blas.kokkos_kernels_tpl_blas)
+      .set("kokkos_kernels_tpl_cublas", c.blas.kokkos_kernels_tpl_cublas);
   json host = json::object();
   host.set("cpu", c.host_cpu).set("logical_cpus", c.host_logical_cpus).set("hostname", c.hostname);
   json build = json::object();
@@ -172,6 +181,7 @@ json context_json(const run_context& c) {
       .set("command_line", json::array_of(c.command_line))
       .set("device", device)
       .set("kokkos", kokkos)
+      .set("blas", blas)
       .set("host", host)
       .set("build", build)
       .set("git", git);

@@ -17,6 +17,8 @@
 #include "stats.hpp"
 #include "suite.hpp"
 
+#include <kcnn/compat.hpp>
+
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
 
@@ -143,10 +145,12 @@ class benchmark_run {
   int failures_ = 0;
 };
 
-void print_ceilings(std::ostream& os, const ceilings& c) {
+void print_ceilings(std::ostream& os, const ceilings& c, const blas_info& blas) {
   os << "kcnn-bench: ceilings: copy " << fixed(c.copy_gbps, 1) << " GB/s, triad " << fixed(c.triad_gbps, 1)
      << " GB/s, fma " << fixed(c.fma_gflops, 1) << " GFLOP/s, gemm(" << c.gemm_n << ") " << fixed(c.gemm_gflops, 1)
      << " GFLOP/s (" << fixed(c.seconds, 1) << " s)\n";
+  os << "kcnn-bench: host BLAS behind KokkosBlas::gemm: " << describe(blas) << "\n";
+  if (!blas.warning.empty()) os << "kcnn-bench: warning: " << blas.warning << "\n";
 }
 
 // --ceilings: the ceilings alone, as op `ceiling` rows (variant copy, triad, fma, gemm) and in
@@ -155,7 +159,7 @@ int run_ceilings_only(int argc, char** argv, const options& opt) {
   const run_context ctx = make_context(argc, argv, "ceilings");
   results_writer writer(opt.out, ctx);
   const ceilings c = measure_ceilings(ctx.device.l2_or_llc_bytes);
-  print_ceilings(std::cout, c);
+  print_ceilings(std::cout, c, ctx.blas);
   auto row = [&](const std::string& variant, double seconds, double bytes, double flops, const std::string& note) {
     result_row r;
     r.suite = "ceilings";
@@ -281,11 +285,12 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   benchmark::AddCustomContext("kcnn.backend", ctx.device.backend);
   benchmark::AddCustomContext("kcnn.kokkos_version", ctx.kokkos_version);
   benchmark::AddCustomContext("kcnn.git_commit", ctx.git_commit);
+  benchmark::AddCustomContext("kcnn.blas", describe(ctx.blas));
 
   ceilings ceil;
   if (!opt.no_ceilings) {
     ceil = measure_ceilings(ctx.device.l2_or_llc_bytes);
-    print_ceilings(std::cerr, ceil);
+    print_ceilings(std::cerr, ceil, ctx.blas);
   }
   const double overhead_s = timer_overhead_seconds();
   benchmark_run run(opt, std::move(cases), *writer, ctx, ceil, settings);
@@ -374,6 +379,8 @@ int run(int argc, char** argv) {
 
 int run_main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);  // removes --kokkos-* flags from argv
+  // Gemm-based variants and their peers at the backend's thread count (1 on Serial).
+  set_blas_threads(compat::concurrency(Kokkos::DefaultExecutionSpace()));
   int rc = 2;
   try {
     rc = run(argc, argv);
