@@ -72,6 +72,29 @@ void every_op() {
     kcnn::prepare(exec, constant, p, in, wt, bias, out);
     check("conv2d read_only<direct_constant>", out, ref, 1e-5, [&] { kcnn::conv2d(exec, in, wt, bias, out, p, constant); });
   }
+  if constexpr (std::is_same_v<L, kcnn::layout::nhwc>) {  // conv2d direct_vector (nhwc only)
+    // Grouped and ragged (k per group 13, 19 output columns: partial lane and pixel blocks),
+    // strided and padded, 1x1, depthwise with 20 channels (a partial lane block), 5x5.
+    const kcnn::conv2d_params shapes[] = {
+        kcnn::conv2d_params::make({2, 6, 9, 19}, 26, 3, 3, 1, 1, 2), kcnn::conv2d_params::make({1, 5, 11, 23}, 17, 3, 3, 2, 1, 1),
+        kcnn::conv2d_params::make({2, 9, 4, 5}, 33, 1, 1, 1, 0, 1), kcnn::conv2d_params::make({2, 20, 10, 12}, 20, 3, 3, 1, 1, 20),
+        kcnn::conv2d_params::make({1, 3, 12, 12}, 8, 5, 5, 1, 2, 1)};
+    int seed = 40;
+    for (const auto& p : shapes) {
+      auto in = alloc<L>("in", p.input_dims()), wt = alloc<L>("wt", p.filter_dims()), out = alloc<L>("out", p.output_dims());
+      Kokkos::View<float*> bias("bias", p.k);
+      const auto x = sample(in.size(), seed++), w = sample(wt.size(), seed++), b = sample(p.k, seed++);
+      kcnn::copy_in(in, x);
+      kcnn::copy_in(wt, w);
+      kcnn::copy_in(bias, b);
+      const auto ref = kcnn::reference::conv2d(p, kcnn::logical(x, p.input_dims()), kcnn::logical(w, p.filter_dims()),
+                                               [&](int k) { return b[k]; });
+      v::direct_vector dv;
+      kcnn::prepare(exec, dv, p, in, wt, bias, out);
+      check("conv2d direct_vector k" + std::to_string(p.k) + " g" + std::to_string(p.groups), out, ref, 1e-5,
+            [&] { kcnn::conv2d(exec, in, wt, bias, out, p, dv); });
+    }
+  }
   {  // fc
     const kcnn::fc_params p(3, 4, 3, 2, 5);
     auto in = alloc<L>("in", p.input_dims()), wt = alloc<L>("wt", p.weight_dims()), out = alloc<L>("out", p.output_dims());

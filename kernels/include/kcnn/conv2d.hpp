@@ -6,5 +6,6 @@
 #include <kcnn/conv2d/direct_global.hpp>
 #include <kcnn/conv2d/direct_regtile.hpp>
 #include <kcnn/conv2d/direct_tiled_scratch.hpp>
+#include <kcnn/conv2d/direct_vector.hpp>
 #include <kcnn/conv2d/gemm_pointwise.hpp>
 #include <kcnn/conv2d/im2col_gemm.hpp>
