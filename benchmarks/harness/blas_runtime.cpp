@@ -46,7 +46,7 @@ struct loaded_blas {
 };
 
 bool host_has_avx512() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 #else
@@ -56,12 +56,25 @@ bool host_has_avx512() {
 
 }  // namespace
 
+std::string openblas_kernel_warning(const std::string& core, const std::string& config, bool cpu_has_avx512) {
+  const std::string c = lower(core);
+  const bool avx512_kernels = c.find("skylakex") != std::string::npos || c.find("cooperlake") != std::string::npos ||
+                              c.find("sapphire") != std::string::npos || c.find("zen4") != std::string::npos;
+  if (avx512_kernels || !cpu_has_avx512) return {};
+  std::string w = "OpenBLAS chose its " + (core.empty() ? std::string("default") : core) +
+                  " kernels, without AVX-512, on a CPU with AVX-512";
+  // OPENBLAS_CORETYPE only exists in a build with every kernel set (DYNAMIC_ARCH).
+  if (config.find("DYNAMIC_ARCH") != std::string::npos) w += "; run with OPENBLAS_CORETYPE=SkylakeX for its AVX-512 gemm";
+  return w;
+}
+
 void set_blas_threads(int n) {
   if (n < 1) n = 1;
   const loaded_blas b;
   if (auto* f = b.find<void(int)>("openblas_set_num_threads")) f(n);
   if (auto* f = b.find<void(std::int64_t)>("bli_thread_set_num_threads")) f(n);  // dim_t: 64-bit
-  setenv("BLIS_NUM_THREADS", std::to_string(n).c_str(), 1);  // a BLIS that exports the BLAS API only
+  // A BLIS that exports the BLAS interface only reads this when it initialises (its first call).
+  if (b.path.find("blis") != std::string::npos) setenv("BLIS_NUM_THREADS", std::to_string(n).c_str(), 1);
   if (auto* f = b.find<void(int)>("MKL_Set_Num_Threads")) f(n);
 }
 
@@ -76,7 +89,7 @@ blas_info detect_blas() {
   const loaded_blas b;
   info.path = b.path;
   if (b.path.empty()) {
-    info.library = "none";
+    info.library = "none";  // not found by dlsym: no BLAS loaded, or one linked statically
     return info;
   }
   const auto path_has = [&](const char* part) { return b.path.find(part) != std::string::npos; };
@@ -88,12 +101,7 @@ blas_info detect_blas() {
     // OpenBLAS picks its kernels once, when it loads, from the CPU model it knows: Debian 12's
     // 0.3.21 predates AMD Zen 4 and gives it the AVX2 (Haswell/Zen) kernels, about half the
     // AVX-512 gemm rate (measured: 99 vs 180 GFLOP/s at 1024^3, 1 thread).
-    const std::string c = lower(info.core);
-    const bool avx512_kernels = c.find("skylakex") != std::string::npos || c.find("cooperlake") != std::string::npos ||
-                                c.find("sapphire") != std::string::npos || c.find("zen4") != std::string::npos;
-    if (!avx512_kernels && host_has_avx512())
-      info.warning = "OpenBLAS chose its " + info.core +
-                     " (AVX2) kernels on a CPU with AVX-512; run with OPENBLAS_CORETYPE=SkylakeX for its AVX-512 gemm";
+    info.warning = openblas_kernel_warning(info.core, info.version, host_has_avx512());
   } else if (auto* version = b.find<char*()>("bli_info_get_version_str")) {
     info.library = "BLIS";
     info.version = version();
@@ -118,7 +126,7 @@ blas_info detect_blas() {
 
 std::string describe(const blas_info& b) {
   if (!b.kokkos_kernels_tpl_blas) return "none: Kokkos Kernels built without its BLAS TPL (its own gemm)";
-  if (b.library == "none") return "none loaded (sgemm_ not found)";
+  if (b.library == "none") return "none found (sgemm_ not in the dynamic symbol table: none loaded, or linked statically)";
   // OpenBLAS's configuration string starts with its name.
   const bool named = b.version.rfind(b.library, 0) == 0;
   std::string s = named ? b.version : b.library + (b.version.empty() ? "" : " " + b.version);

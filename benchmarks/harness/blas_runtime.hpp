@@ -19,12 +19,16 @@ struct blas_info {
   std::string warning;  // why this BLAS is likely slower here than it could be (empty: no reason known)
 };
 
-// Sets the thread count of the loaded BLAS (OpenBLAS, BLIS; MKL through mkl_set_num_threads) to n.
+// Sets the thread count of the loaded BLAS (OpenBLAS, BLIS; MKL through MKL_Set_Num_Threads) to n.
 // Does nothing for a BLAS without a thread control (netlib's, single-threaded).
 void set_blas_threads(int n);
 
 // What sgemm_ resolves to in this process, now.
 blas_info detect_blas();
+
+// Why OpenBLAS's kernel set (its core name, e.g. "Haswell") is slower here than it could be: empty
+// unless the CPU has AVX-512 and the kernels do not; config: openblas_get_config()'s string.
+std::string openblas_kernel_warning(const std::string& core, const std::string& config, bool cpu_has_avx512);
 
 // One line: "OpenBLAS 0.3.21 ... (/usr/lib/.../libopenblasp-r0.3.21.so), 1 thread", or why none.
 std::string describe(const blas_info& b);

@@ -150,7 +150,7 @@ void print_ceilings(std::ostream& os, const ceilings& c, const blas_info& blas) 
      << " GB/s, fma " << fixed(c.fma_gflops, 1) << " GFLOP/s, gemm(" << c.gemm_n << ") " << fixed(c.gemm_gflops, 1)
      << " GFLOP/s (" << fixed(c.seconds, 1) << " s)\n";
   os << "kcnn-bench: host BLAS behind KokkosBlas::gemm: " << describe(blas) << "\n";
-  if (!blas.warning.empty()) os << "kcnn-bench: warning: " << blas.warning << "\n";
+  if (!blas.warning.empty() && blas.kokkos_kernels_tpl_blas) os << "kcnn-bench: warning: " << blas.warning << "\n";
 }
 
 // --ceilings: the ceilings alone, as op `ceiling` rows (variant copy, triad, fma, gemm) and in
@@ -379,8 +379,9 @@ int run(int argc, char** argv) {
 
 int run_main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);  // removes --kokkos-* flags from argv
-  // Gemm-based variants and their peers at the backend's thread count (1 on Serial).
-  set_blas_threads(compat::concurrency(Kokkos::DefaultExecutionSpace()));
+  // Host gemm-based variants and their peers at the host backend's thread count (1 on Serial;
+  // on a GPU build, the host execution space's: the device's concurrency means nothing to a BLAS).
+  set_blas_threads(compat::concurrency(Kokkos::DefaultHostExecutionSpace()));
   int rc = 2;
   try {
     rc = run(argc, argv);

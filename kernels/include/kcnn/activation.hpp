@@ -177,8 +177,9 @@ struct activation_naive {
   }
 };
 // Over the storage directly, for in and out of the same compile-time layout (an elementwise
-// function does not need coordinates): thread i takes storage element i, so adjacent GPU threads
-// touch adjacent addresses (coalesced in every layout) and a host vectorises; no index
+// function does not need coordinates): GPU thread i takes storage element i, so adjacent threads
+// touch adjacent addresses (coalesced in every layout); a host thread takes 4096 consecutive
+// elements, a loop it vectorises; no index
 // arithmetic; the kind is dispatched once per call to a kernel specialised for it, and exp, tanh
 // and sigmoid come from kcnn/vmath.hpp (polynomials on a host, __expf on a GPU).
 struct activation_flat {
