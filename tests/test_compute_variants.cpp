@@ -104,10 +104,11 @@ TEST(ComputeVariants, FcSmallAndLeNetIp1) {
 #else
   const int peers = 0;
 #endif
-  // gemm_kk, direct, readonly, tiled scratch, constant: 5 x 3 layouts.
-  EXPECT_EQ(check_all_variants(spec("fc_small", "fc", 3, 8, 2, 2, 10, 0, 0, 1, 0, 1)), 15 + peers);
-  // 800 -> 100: too large for constant memory, 12 variants.
-  EXPECT_EQ(check_all_variants(spec("lenet_ip1", "fc", 5, 50, 4, 4, 100, 0, 0, 1, 0, 1)), 12 + peers);
+  // gemm_kk, direct, readonly, tiled scratch, constant: 5 x 3 layouts; direct_vector: nchw, nhwc
+  // (3 images and 10 outputs: partial blocks of 8 and 32).
+  EXPECT_EQ(check_all_variants(spec("fc_small", "fc", 3, 8, 2, 2, 10, 0, 0, 1, 0, 1)), 17 + peers);
+  // 800 -> 100: too large for constant memory, 14 variants.
+  EXPECT_EQ(check_all_variants(spec("lenet_ip1", "fc", 5, 50, 4, 4, 100, 0, 0, 1, 0, 1)), 14 + peers);
 }
 
 TEST(AllVariants, EverySmokeLayerEveryVariantAtReducedBatch) {

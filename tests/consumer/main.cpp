@@ -111,6 +111,21 @@ void every_op() {
     kcnn::prepare(exec, constant, p, in, wt, bias, out);
     check("fc fc_direct_constant", out, ref, 1e-5, [&] { kcnn::fc(exec, in, wt, bias, out, p, constant); });
   }
+  if constexpr (std::is_same_v<L, kcnn::layout::nchw> || std::is_same_v<L, kcnn::layout::nhwc>) {  // fc_direct_vector
+    // 11 images (a full and a partial block of 8), 37 outputs (a full and a partial block of 32).
+    const kcnn::fc_params p(11, 5, 3, 2, 37);
+    auto in = alloc<L>("in", p.input_dims()), wt = alloc<L>("wt", p.weight_dims()), out = alloc<L>("out", p.output_dims());
+    Kokkos::View<float*> bias("bias", p.k);
+    const auto x = sample(in.size(), 7), w = sample(wt.size(), 8), b = sample(p.k, 9);
+    kcnn::copy_in(in, x);
+    kcnn::copy_in(wt, w);
+    kcnn::copy_in(bias, b);
+    const auto ref = kcnn::reference::conv2d(p, kcnn::logical(x, p.input_dims()), kcnn::logical(w, p.weight_dims()),
+                                             [&](int k) { return b[k]; });
+    v::fc_direct_vector dv;
+    kcnn::prepare(exec, dv, p, in, wt, bias, out);
+    check("fc fc_direct_vector", out, ref, 1e-5, [&] { kcnn::fc(exec, in, wt, bias, out, p, dv); });
+  }
   {  // pool: max in ceil mode, average with padding
     const auto pm = kcnn::pool_params::max_pool({2, 3, 9, 8}, 3, 3, 2, 0, true);
     const auto pa = kcnn::pool_params::avg_pool({2, 3, 9, 8}, 3, 2, 2, 1);

@@ -204,6 +204,18 @@ TEST(LibraryPrepare, StatefulVariantsNeedPrepareAndReportTheirWorkspace) {
   T4 bin("bin", big.input_dims()), bwt("bwt", big.filter_dims()), bout("bout", big.output_dims());
   vec bb("bb", 64);
   expect_throw([&] { prepare(exec(), dc, big, bin, bwt, bb, bout); }, {"direct_constant", "exceed the constant capacity"});
+  // fc_direct_vector packs the weights in the input's feature order: a run with an input in
+  // another layout is refused.
+  const fc_params fp(2, 3, 2, 2, 5);
+  T4 fin("fin", fp.input_dims()), fwt("fwt", fp.weight_dims()), fout("fout", fp.output_dims());
+  tensor4<float, layout::nchw> fin_nchw("fin_nchw", fp.input_dims());
+  vec fb("fb", 5);
+  variant::fc_direct_vector fv;
+  expect_throw<std::logic_error>([&] { fc(exec(), fin, fwt, fb, fout, fp, fv); }, {"fc_direct_vector", "kcnn::prepare"});
+  prepare(exec(), fv, fp, fin, fwt, fb, fout);
+  EXPECT_GT(workspace_bytes(fv), 0.0);
+  fc(exec(), fin, fwt, fb, fout, fp, fv);
+  expect_throw([&] { fc(exec(), fin_nchw, fwt, fb, fout, fp, fv); }, {"fc_direct_vector", "another layout", "nchw"});
   // Stateless: prepare does nothing, workspace 0.
   variant::direct_coalesced plain;
   prepare(exec(), plain, cp, in, wt, bias, out);

@@ -9,6 +9,7 @@
 // with in (n, c, h, w), wt (k, c, h, w), bias length k, out (n, k, 1, 1).
 #include <kcnn/api.hpp>
 #include <kcnn/conv2d/direct_constant.hpp>
+#include <kcnn/conv2d/direct_vector.hpp>
 #include <kcnn/conv2d/gemm_pointwise.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/layout.hpp>
@@ -21,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <typeindex>
 
 namespace kcnn {
 
@@ -177,6 +179,75 @@ void fc_constant_launch(const Exec& exec, const In& in, const constant_filter<Ca
   using functor = fc_direct_functor<In, constant_filter<Capacity>, Out>;
   parallel_for_constant("kcnn::fc_direct_constant", exec, out.size(), functor{in, f, out, p});
 }
+// fc_direct_vector's packed weights [block of 32 k][feature in the input's storage order][32 k]:
+// direct_vector's layout for one group and a 1 x 1 window.
+template <class InLayout, class Wt, class Pack>
+struct fc_vector_pack_functor {
+  Wt wt;
+  Pack pack;
+  conv2d_params p;
+  int kpad;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    constexpr int P = conv_vector_pad;
+    const std::size_t features = std::size_t(p.c) * p.h * p.w;
+    const int k = int(i / (features * P)) * P + int(i % P);
+    const int f = int(i / P % features);
+    int c, h, w;
+    feature_coords<InLayout>(f, p, c, h, w);
+    pack(i) = k < p.k ? float(wt(k, c, h, w)) : 0.0f;
+  }
+};
+
+// The fc as direct_vector's register tile: the images are the pixels of one output row (n = 1,
+// h = 1, w = images, c = features, 1 x 1 window), so an item holds PX images x B outputs and
+// streams the features. Host: the images fastest (an item's weight block, B x features, is
+// reused by the next items from cache; the images of all items stay in cache); GPU: the output
+// blocks fastest (adjacent threads, adjacent outputs: coalesced weight loads).
+template <class Exec>
+class fc_direct_vector_state {
+ public:
+  using pack_view = Kokkos::View<float*, typename Exec::memory_space>;
+  template <class InLayout, class Wt>
+  void prepare(const Exec& exec, const conv2d_params& p, const Wt& wt) {
+    p_ = p;
+    layout_ = typeid(InLayout);
+    kpad_ = (p.k + conv_vector_pad - 1) / conv_vector_pad * conv_vector_pad;
+    const std::size_t features = std::size_t(p.c) * p.h * p.w, size = features * kpad_;
+    pack_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::fc_direct_vector.weights"), size);
+    zeros_ = pack_view("kcnn::fc_direct_vector.zeros", features + conv_vector_pad);
+    Kokkos::parallel_for("kcnn::fc_direct_vector_pack", Kokkos::RangePolicy<Exec>(exec, 0, size),
+                         fc_vector_pack_functor<InLayout, Wt, pack_view>{wt, pack_, p, kpad_});
+  }
+  double workspace_bytes() const { return double(pack_.span() + zeros_.span()) * sizeof(float); }
+  std::type_index input_layout() const { return layout_; }
+
+  template <class Bias>
+  void operator()(const Exec& exec, const float* x, const Bias& bias, float* y) const {
+    constexpr int W = conv_vector_lanes<Exec>, KV = conv_vector_vectors<Exec>, PX = conv_vector_pixels<Exec>;
+    conv2d_params row;  // the layer as a 1 x 1 convolution over one row of p.n pixels
+    row.n = 1; row.h = 1; row.w = p_.n; row.c = p_.c * p_.h * p_.w; row.k = p_.k;
+    row.r = 1; row.s = 1; row.stride = 1; row.pad = 0; row.groups = 1;
+    const int kblocks = (p_.k + W * KV - 1) / (W * KV), nblocks = (p_.n + PX - 1) / PX;
+    using inner = conv_vector_nhwc_functor<W, KV, PX, Bias>;
+    const inner f{x, pack_.data(), zeros_.data(), bias, y, row, kpad_, kblocks, false};
+    if constexpr (host_backend<Exec>) {
+      using policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+      Kokkos::parallel_for("kcnn::fc_direct_vector", policy(exec, {0, 0}, {kblocks, nblocks}, {1, 1}),
+                           KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
+    } else {
+      using policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+      Kokkos::parallel_for("kcnn::fc_direct_vector", policy(exec, {0, 0}, {kblocks, nblocks}, {32, 4}),
+                           KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
+    }
+  }
+
+ private:
+  conv2d_params p_;
+  std::type_index layout_ = typeid(void);
+  int kpad_ = 0;
+  pack_view pack_, zeros_;
+};
+
 }  // namespace detail
 
 namespace variant {
@@ -267,6 +338,50 @@ struct fc_direct_constant {
   double workspace_bytes() const { return state_.workspace_bytes(); }
 
  private:
+  detail::state_handle<fc_params> state_;
+};
+// direct_vector's register tile (kcnn/conv2d/direct_vector.hpp) with the images as pixels: an
+// item holds 8 images x 32 outputs on a host (4 x 1 on a GPU) and streams the features; lanes
+// along the outputs, so no horizontal reduction. nchw and nhwc (the features of an image
+// contiguous; dense in and out). Stateful: kcnn::prepare(exec, v, p, in, wt, bias, out) packs
+// the weights once as [block of 32 k][feature][32 k] (workspace_bytes()); later changes to wt are not seen until
+// the next prepare.
+struct fc_direct_vector {
+  using op = ops::fc;
+  static constexpr bool stateful = true;
+
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void prepare(const Exec& exec, const fc_params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
+    check_layouts<In, Out>();
+    detail::fc_check<Exec>(in, wt, bias, out, p);
+    detail::require_dense("fc", "fc_direct_vector", in, out);
+    auto s = std::make_shared<detail::fc_direct_vector_state<Exec>>();
+    s->template prepare<typename In::layout_tag>(exec, p, wt);
+    state_.set(typeid(Exec), p, s, s->workspace_bytes());
+  }
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt&, const Bias& bias, const Out& out, const fc_params& p) const {
+    check_layouts<In, Out>();
+    detail::require_dense("fc", "fc_direct_vector", in, out);
+    const auto& s = state_.get<detail::fc_direct_vector_state<Exec>, Exec>("fc", "fc_direct_vector", p);
+    if (s.input_layout() != std::type_index(typeid(typename In::layout_tag)))
+      throw std::invalid_argument(std::string("kcnn::fc (variant fc_direct_vector): prepared for an input in another layout "
+                                              "(the weights are packed in the input's feature order): call kcnn::prepare "
+                                              "again with this input, layout ") + In::layout_tag::name);
+    s(exec, in.view().data(), bias, out.view().data());
+  }
+  bool prepared() const { return state_.prepared(); }
+  double workspace_bytes() const { return state_.workspace_bytes(); }
+
+ private:
+  template <class In, class Out>
+  static constexpr void check_layouts() {
+    using L = typename In::layout_tag;
+    static_assert(std::is_same_v<L, layout::nchw> || std::is_same_v<L, layout::nhwc>,
+                  "kcnn::fc: fc_direct_vector needs an nchw or nhwc input (an image's features contiguous)");
+    static_assert(std::is_same_v<typename Out::layout_tag, layout::nchw> || std::is_same_v<typename Out::layout_tag, layout::nhwc>,
+                  "kcnn::fc: fc_direct_vector needs an nchw or nhwc output");
+  }
   detail::state_handle<fc_params> state_;
 };
 }  // namespace variant

@@ -66,6 +66,96 @@ inline constexpr bool host_backend =
 template <class Exec>
 inline constexpr int lane_width = host_backend<Exec> ? 16 : 1;
 
+// W floats held as one value, for register tiles whose accumulators must stay in registers
+// (conv2d direct_vector): on a host built by GCC or Clang, a vector-extension type (one zmm
+// register for W = 16 whatever the compiler's preferred vector width; an array of 16 floats
+// written as fixed-length loops was split into ymm halves by GCC 12's znver tuning and its
+// accumulators spilled); W = 1 (a GPU thread) is a plain float; anything else is an array.
+// Operations: float_lanes<W>{} (zeros), load_lanes / store_lanes (unaligned), madd_lanes
+// (acc + x * w, x broadcast), lane_get.
+namespace detail {
+template <int W>
+struct float_array {
+  float v[W];
+};
+template <int W>
+struct float_lanes_of {
+  using type = float_array<W>;
+};
+template <>
+struct float_lanes_of<1> {
+  using type = float;
+};
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
+    !defined(__SYCL_DEVICE_ONLY__)
+#define KCNN_VECTOR_EXTENSIONS 1
+template <>
+struct float_lanes_of<8> {
+  typedef float type __attribute__((vector_size(32)));
+};
+template <>
+struct float_lanes_of<16> {
+  typedef float type __attribute__((vector_size(64)));
+};
+template <>
+struct float_lanes_of<32> {
+  typedef float type __attribute__((vector_size(128)));
+};
+#endif
+}  // namespace detail
+template <int W>
+using float_lanes = typename detail::float_lanes_of<W>::type;
+
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION float_lanes<W> load_lanes(const float* p) {
+  float_lanes<W> v{};
+  if constexpr (W == 1) v = *p;
+#ifdef KCNN_VECTOR_EXTENSIONS
+  else if constexpr (!std::is_same_v<float_lanes<W>, detail::float_array<W>>) __builtin_memcpy(&v, p, sizeof(v));
+#endif
+  else
+    for (int l = 0; l < W; ++l) v.v[l] = p[l];
+  return v;
+}
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void store_lanes(float* p, const float_lanes<W>& v) {
+  if constexpr (W == 1) *p = v;
+#ifdef KCNN_VECTOR_EXTENSIONS
+  else if constexpr (!std::is_same_v<float_lanes<W>, detail::float_array<W>>) __builtin_memcpy(p, &v, sizeof(v));
+#endif
+  else
+    for (int l = 0; l < W; ++l) p[l] = v.v[l];
+}
+// acc + x * w, x broadcast over the lanes (one FMA per register where the compiler contracts).
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION float_lanes<W> madd_lanes(const float_lanes<W>& acc, float x, const float_lanes<W>& w) {
+  if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>) {
+    float_lanes<W> r = acc;
+    for (int l = 0; l < W; ++l) r.v[l] += x * w.v[l];
+    return r;
+  } else {
+    return acc + x * w;
+  }
+}
+// acc + a * w, lane by lane.
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION float_lanes<W> madd_lanes(const float_lanes<W>& acc, const float_lanes<W>& a,
+                                                      const float_lanes<W>& w) {
+  if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>) {
+    float_lanes<W> r = acc;
+    for (int l = 0; l < W; ++l) r.v[l] += a.v[l] * w.v[l];
+    return r;
+  } else {
+    return acc + a * w;
+  }
+}
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION float lane_get(const float_lanes<W>& v, int l) {
+  if constexpr (W == 1) return (void)l, v;
+  else if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>) return v.v[l];
+  else return v[l];
+}
+
 // The fastest-varying logical axis of a compile-time layout (nchw: w, nhwc: c, chwn: n).
 template <class Layout>
 inline constexpr axis run_axis = Layout::order[3];

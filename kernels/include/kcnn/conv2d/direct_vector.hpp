@@ -1,19 +1,23 @@
 #pragma once
 // conv2d, direct algorithm, vectorised along the output channels (nhwc: k is the output's
 // contiguous axis), with a row of output pixels in registers:
-//   * a work item is (image n, output row oh, a block of PX output columns, a block of W output
-//     channels of one group); its PX x W accumulators stay in registers;
-//   * for every tap (r, s) and input channel c of the group, the item loads the W weights of
+//   * a work item is (image n, output row oh, a block of PX output columns, a block of
+//     B = KV x W output channels of one group); its PX x KV accumulators of W lanes stay in
+//     registers;
+//   * for every tap (r, s) and input channel c of the group, the item loads the B weights of
 //     (c, r, s) for its channels (contiguous: the weights are repacked once, by prepare, as
-//     [group][r][s][c][k], k padded to a multiple of 16) and, for each of its PX pixels, one
-//     input value, broadcast over the W lanes: PX x W multiply-adds per W + PX loads;
+//     [group][block of 32 k][r][s][c][32 k], so an item's weights are one stream) and, for
+//     each of its PX pixels, one input value, broadcast over the lanes: PX x KV vector
+//     multiply-adds per KV + PX loads;
 //   * depthwise layers (one input and one output channel per group) have no channel reduction:
-//     there the lanes are W channels, the input values are W contiguous channels of a pixel too,
-//     and the weights [r][s][c] are one vector per tap.
-// On a host W = 16 (one AVX-512 register, two AVX2), PX = 8: the lane loops are fixed-length
-// inner loops that the compiler vectorises. On a GPU W = 1: adjacent threads take adjacent
-// output channels (the MDRange's fastest index), so the weight loads and the output stores are
-// coalesced and the input loads are the same address across a warp (one broadcast transaction).
+//     there the lanes are W channels (KV = 1), the input values are W contiguous channels of a
+//     pixel too, and the weights [r][s][c] are one vector per tap.
+// On a host W = 16 (one AVX-512 register; float_lanes, a vector-extension type), KV = 2, PX = 8:
+// 16 accumulator registers, 10 loads per 16 FMAs (KV = 1 left the FMA chains short of the FMA
+// units: 147 against 183 GFLOP/s on VGG-16 conv3_1, Zen 5, one thread). On a GPU W = KV = 1:
+// adjacent threads take adjacent output channels (the MDRange's fastest index), so the weight
+// loads and the output stores are coalesced and the input loads are the same address across a
+// warp (one broadcast transaction).
 //
 // Entry point: kcnn::conv2d(exec, in, wt, bias, out, p, variant::direct_vector{}) after
 // kcnn::prepare(exec, v, p, in, wt, bias, out). Layout: nhwc input and output, weights in any layout.
@@ -32,15 +36,19 @@ namespace kcnn {
 
 namespace detail {
 
-// Output channels per work item (vector lanes) and output pixels per work item (registers).
+// A work item's output channels: KV vectors of W lanes; its output pixels (registers).
 template <class Exec>
 inline constexpr int conv_vector_lanes = host_backend<Exec> ? 16 : 1;
 template <class Exec>
+inline constexpr int conv_vector_vectors = host_backend<Exec> ? 2 : 1;
+template <class Exec>
 inline constexpr int conv_vector_pixels = host_backend<Exec> ? 8 : 4;
-inline constexpr int conv_vector_pad = 16;  // packed channel runs padded to this multiple
+// Packed channel blocks: a multiple of KV * W (a host item's channels) and of a GPU warp (32
+// adjacent threads read one 128-byte run).
+inline constexpr int conv_vector_pad = 32;
 
-// The packed weights: general layers [g][r][s][c in group][k in group, padded]; depthwise
-// [r][s][k padded]. Zero in the padding.
+// The packed weights: general layers [g][k block][r][s][c in group][k in block] (blocks of
+// conv_vector_pad channels); depthwise [r][s][k padded]. Zero in the padding.
 template <class Wt, class Pack>
 struct conv_vector_pack_functor {
   Wt wt;
@@ -56,49 +64,57 @@ struct conv_vector_pack_functor {
       pack(i) = k < p.k ? float(wt(k, 0, r, s)) : 0.0f;
       return;
     }
+    // [g][k block of P][r][s][c][P], P = conv_vector_pad: a work item's weights are one
+    // contiguous stream, P floats per input channel.
+    constexpr int P = conv_vector_pad;
     const int cpg = p.c_per_group(), kpg = p.k_per_group();
     std::size_t j = i;
-    const int kk = int(j % std::size_t(kpad)); j /= std::size_t(kpad);
+    const int l = int(j % P); j /= P;
     const int c = int(j % std::size_t(cpg)); j /= std::size_t(cpg);
     const int s = int(j % std::size_t(p.s)); j /= std::size_t(p.s);
     const int r = int(j % std::size_t(p.r)); j /= std::size_t(p.r);
+    const int kk = int(j % std::size_t(kpad / P)) * P + l; j /= std::size_t(kpad / P);
     const int g = int(j);
     pack(i) = kk < kpg ? float(wt(g * kpg + kk, c, r, s)) : 0.0f;
   }
 };
 
-template <int W, int PX, class In, class Bias, class Out, class Pack>
+// The register tile over raw pointers: x an nhwc input (n, h, w, c), y an nhwc output; fc runs
+// it too (images as the pixels of one row). A work item holds PX pixels x KV vectors of W lanes:
+// B = KV * W consecutive output channels.
+template <int W, int KV, int PX, class Bias>
 struct conv_vector_nhwc_functor {
-  In in;
-  Pack pack;
-  Pack zeros;  // C + 16 zeros: what a pixel outside the input (padding, past the row's end) reads
+  static constexpr int B = W * KV;
+  const float* x;
+  const float* pack;
+  const float* zero;  // C + B zeros: what a pixel outside the input (padding, past the row's end) reads
   Bias bias;
-  Out out;
+  float* y;
   conv2d_params p;
-  int kpad, kblocks;  // kblocks: blocks of W channels per group (general) or in all (depthwise)
+  int kpad, kblocks;  // kblocks: blocks of B channels per group (general) or in all (depthwise)
   bool depthwise;
 
   KOKKOS_INLINE_FUNCTION void operator()(const int n, const int oh, const int owb, const int kb) const {
+    using vec = float_lanes<W>;
     const int cpg = p.c_per_group(), kpg = p.k_per_group();
     const int g = depthwise ? 0 : kb / kblocks;
-    const int kg0 = (depthwise ? kb : kb % kblocks) * W;  // first channel of the block within its group
+    const int kg0 = (depthwise ? kb : kb % kblocks) * B;  // first channel of the block within its group
     const int kspan = depthwise ? p.k : kpg;
-    const int kn = kspan - kg0 < W ? kspan - kg0 : W;
+    const int kn = kspan - kg0 < B ? kspan - kg0 : B;
     const int k0 = g * kpg + kg0;  // first output channel
     const int ow0 = owb * PX;
     const int q = p.q();
     const int npx = q - ow0 < PX ? q - ow0 : PX;
     const int stride = p.stride, pad = p.pad, H = p.h, Wd = p.w, C = p.c;
-    const float* const x = in.view().data();
-    const float* const wp = pack.data();
-    const float* const zero = zeros.data();
 
-    // Fixed trip counts everywhere (PX pixels, W lanes; a pixel outside the input reads zeros)
-    // so that the compiler keeps the PX x W accumulators in registers.
-    float acc[PX][W];
-    for (int i = 0; i < PX; ++i) {
-      KCNN_LANE_LOOP
-      for (int l = 0; l < W; ++l) acc[i][l] = l < kn ? float(bias(k0 + l)) : 0.0f;
+    // Fixed trip counts everywhere (PX pixels, KV vectors; a pixel outside the input reads
+    // zeros) so that the accumulators stay in registers.
+    vec acc[PX][KV];
+    for (int v = 0; v < KV; ++v) {
+      float b[W];
+      for (int l = 0; l < W; ++l) b[l] = v * W + l < kn ? float(bias(k0 + v * W + l)) : 0.0f;
+      const vec bv = load_lanes<W>(b);
+      for (int i = 0; i < PX; ++i) acc[i][v] = bv;
     }
     const std::size_t image = std::size_t(n) * H * Wd * C;
     const int cbase = depthwise ? kg0 : g * cpg;  // the block's first input channel
@@ -113,42 +129,60 @@ struct conv_vector_nhwc_functor {
           px[i] = (i < npx && iw >= 0 && iw < Wd) ? row + std::size_t(iw) * C : zero;
         }
         if (depthwise) {
-          const float* wv = wp + (std::size_t(r) * p.s + s) * kpad + kg0;
-          if (kn == W) {
-            for (int i = 0; i < PX; ++i) {
-              KCNN_LANE_LOOP
-              for (int l = 0; l < W; ++l) acc[i][l] += px[i][l] * wv[l];
-            }
-          } else {  // the last block: no read past the channels (the packed weights are padded)
-            for (int i = 0; i < PX; ++i) {
-              KCNN_LANE_LOOP
-              for (int l = 0; l < W; ++l) acc[i][l] += (l < kn ? px[i][l] : 0.0f) * wv[l];
+          const float* const wp = pack + (std::size_t(r) * p.s + s) * kpad + kg0;
+          for (int v = 0; v < KV; ++v) {
+            const vec wv = load_lanes<W>(wp + v * W);
+            if (kn == B) {
+              for (int i = 0; i < PX; ++i) acc[i][v] = madd_lanes<W>(acc[i][v], load_lanes<W>(px[i] + v * W), wv);
+            } else {  // the last block: no read past the channels (the packed weights are padded)
+              for (int i = 0; i < PX; ++i) {
+                float a[W];
+                for (int l = 0; l < W; ++l) a[l] = v * W + l < kn ? px[i][v * W + l] : 0.0f;
+                acc[i][v] = madd_lanes<W>(acc[i][v], load_lanes<W>(a), wv);
+              }
             }
           }
           continue;
         }
-        const float* wv = wp + ((std::size_t(g) * p.r + r) * p.s + s) * std::size_t(cpg) * kpad + kg0;
-        for (int c = 0; c < cpg; ++c, wv += kpad) {
+        constexpr int P = conv_vector_pad;
+        const float* wp = pack + (((std::size_t(g) * (kpad / P) + kg0 / P) * p.r + r) * p.s + s) * std::size_t(cpg) * P +
+                          kg0 % P;
+        const int iw0 = ow0 * stride - pad + s;
+        if (npx == PX && iw0 >= 0 && iw0 + (PX - 1) * stride < Wd) {
+          // Every pixel inside the input: one pointer and fixed offsets (eight pointers
+          // advanced together ran out of general registers and spilled).
+          const float* b = row + std::size_t(iw0) * C;
+          const std::ptrdiff_t sc = std::ptrdiff_t(stride) * C;
+          for (int c = 0; c < cpg; ++c, wp += P, ++b) {
+            vec wv[KV];
+            for (int v = 0; v < KV; ++v) wv[v] = load_lanes<W>(wp + v * W);
+            for (int i = 0; i < PX; ++i) {
+              const float xi = b[i * sc];
+              for (int v = 0; v < KV; ++v) acc[i][v] = madd_lanes<W>(acc[i][v], xi, wv[v]);
+            }
+          }
+          continue;
+        }
+        for (int c = 0; c < cpg; ++c, wp += P) {
+          vec wv[KV];
+          for (int v = 0; v < KV; ++v) wv[v] = load_lanes<W>(wp + v * W);
           for (int i = 0; i < PX; ++i) {
             const float xi = px[i][c];
-            KCNN_LANE_LOOP
-            for (int l = 0; l < W; ++l) acc[i][l] += xi * wv[l];
+            for (int v = 0; v < KV; ++v) acc[i][v] = madd_lanes<W>(acc[i][v], xi, wv[v]);
           }
         }
       }
     }
-    float* const y = out.view().data();
     const int K = p.k;
     for (int i = 0; i < PX; ++i) {
       if (i >= npx) break;
       float* yv = y + ((std::size_t(n) * p.p() + oh) * q + (ow0 + i)) * K + k0;
-      if (kn == W) {
-        KCNN_LANE_LOOP
-        for (int l = 0; l < W; ++l) yv[l] = acc[i][l];
-      } else {
-        KCNN_LANE_LOOP
-        for (int l = 0; l < W; ++l)
-          if (l < kn) yv[l] = acc[i][l];
+      for (int v = 0; v < KV; ++v) {
+        if (kn >= (v + 1) * W) {
+          store_lanes<W>(yv + v * W, acc[i][v]);
+        } else {
+          for (int l = 0; v * W + l < kn; ++l) yv[v * W + l] = lane_get<W>(acc[i][v], l);
+        }
       }
     }
   }
@@ -175,9 +209,17 @@ class conv2d_direct_vector_state {
 
   template <class In, class Bias, class Out>
   void operator()(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
+    // Depthwise items have no channel reduction to amortise a second vector over: one.
+    if (depthwise_) launch<1>(exec, in.view().data(), bias, out.view().data());
+    else launch<conv_vector_vectors<Exec>>(exec, in.view().data(), bias, out.view().data());
+  }
+
+ private:
+  template <int KV, class Bias>
+  void launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
     constexpr int W = conv_vector_lanes<Exec>, PX = conv_vector_pixels<Exec>;
     const int span = depthwise_ ? p_.k : p_.k_per_group();
-    const int kblocks = (span + W - 1) / W;
+    const int kblocks = (span + W * KV - 1) / (W * KV);
     const int kitems = depthwise_ ? kblocks : kblocks * p_.groups;
     const int owblocks = (p_.q() + PX - 1) / PX;
     using policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<4, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
@@ -187,11 +229,11 @@ class conv2d_direct_vector_state {
                              ? policy(exec, {0, 0, 0, 0}, {p_.n, p_.p(), owblocks, kitems}, {1, 1, 1, 1})
                              : policy(exec, {0, 0, 0, 0}, {p_.n, p_.p(), owblocks, kitems}, {1, 1, 4, 32});
     Kokkos::parallel_for("kcnn::conv2d_direct_vector", range,
-                         conv_vector_nhwc_functor<W, PX, In, Bias, Out, pack_view>{in, pack_, zeros_, bias, out, p_,
-                                                                                  kpad_, kblocks, depthwise_});
+                         conv_vector_nhwc_functor<W, KV, PX, Bias>{x, pack_.data(), zeros_.data(), bias, y, p_, kpad_,
+                                                                   kblocks, depthwise_});
   }
 
- private:
+
   conv2d_params p_;
   bool depthwise_ = false;
   int kpad_ = 0;
@@ -204,8 +246,8 @@ namespace variant {
 // Direct convolution vectorised along the output channels, PX output pixels of a row in
 // registers (kcnn/conv2d/direct_vector.hpp). nhwc input and output (dense), any weight layout;
 // groups and depthwise included. Stateful: kcnn::prepare(exec, v, p, in, wt, bias, out) repacks
-// the weights once ([group][r][s][c][k], workspace_bytes()); later changes to wt are not seen
-// until the next prepare.
+// the weights once ([group][block of 32 k][r][s][c][32 k], workspace_bytes()); later changes to
+// wt are not seen until the next prepare.
 struct direct_vector {
   using op = ops::conv2d;
   static constexpr bool stateful = true;
