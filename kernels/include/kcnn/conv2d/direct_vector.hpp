@@ -95,12 +95,23 @@ struct conv_vector_nhwc_functor {
   bool depthwise;
 
   KOKKOS_INLINE_FUNCTION void operator()(const int n, const int oh, const int owb, const int kb) const {
+    // A partial channel block (the last of a layer whose channels are not a multiple of B) has
+    // its own copy of the tile: a branch on it inside the tap loop kept GCC from unrolling the
+    // pixel loops, and the accumulators went to the stack.
+    const int kspan = depthwise ? p.k : p.k_per_group();
+    const int kg0 = (depthwise ? kb : kb % kblocks) * B;
+    if (kspan - kg0 >= B) tile<true>(n, oh, owb, kb);
+    else tile<false>(n, oh, owb, kb);
+  }
+
+  template <bool FullBlock>
+  KOKKOS_INLINE_FUNCTION void tile(const int n, const int oh, const int owb, const int kb) const {
     using vec = float_lanes<W>;
     const int cpg = p.c_per_group(), kpg = p.k_per_group();
     const int g = depthwise ? 0 : kb / kblocks;
     const int kg0 = (depthwise ? kb : kb % kblocks) * B;  // first channel of the block within its group
     const int kspan = depthwise ? p.k : kpg;
-    const int kn = kspan - kg0 < B ? kspan - kg0 : B;
+    const int kn = FullBlock ? B : kspan - kg0;
     const int k0 = g * kpg + kg0;  // first output channel
     const int ow0 = owb * PX;
     const int q = p.q();
@@ -112,7 +123,7 @@ struct conv_vector_nhwc_functor {
     vec acc[PX][KV];
     for (int v = 0; v < KV; ++v) {
       float b[W];
-      for (int l = 0; l < W; ++l) b[l] = v * W + l < kn ? float(bias(k0 + v * W + l)) : 0.0f;
+      for (int l = 0; l < W; ++l) b[l] = FullBlock || v * W + l < kn ? float(bias(k0 + v * W + l)) : 0.0f;
       const vec bv = load_lanes<W>(b);
       for (int i = 0; i < PX; ++i) acc[i][v] = bv;
     }
@@ -132,7 +143,7 @@ struct conv_vector_nhwc_functor {
           const float* const wp = pack + (std::size_t(r) * p.s + s) * kpad + kg0;
           for (int v = 0; v < KV; ++v) {
             const vec wv = load_lanes<W>(wp + v * W);
-            if (kn == B) {
+            if constexpr (FullBlock) {
               for (int i = 0; i < PX; ++i) acc[i][v] = madd_lanes<W>(acc[i][v], load_lanes<W>(px[i] + v * W), wv);
             } else {  // the last block: no read past the channels (the packed weights are padded)
               for (int i = 0; i < PX; ++i) {
@@ -178,7 +189,7 @@ struct conv_vector_nhwc_functor {
       if (i >= npx) break;
       float* yv = y + ((std::size_t(n) * p.p() + oh) * q + (ow0 + i)) * K + k0;
       for (int v = 0; v < KV; ++v) {
-        if (kn >= (v + 1) * W) {
+        if (FullBlock || kn >= (v + 1) * W) {
           store_lanes<W>(yv + v * W, acc[i][v]);
         } else {
           for (int l = 0; v * W + l < kn; ++l) yv[v * W + l] = lane_get<W>(acc[i][v], l);
