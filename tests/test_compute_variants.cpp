@@ -88,6 +88,8 @@ TEST(ComputeVariants, Conv2dStride2Padded) {
 }
 TEST(ComputeVariants, Conv2dDepthwise) {
   EXPECT_GE(check_all_variants(spec("dw", "conv2d", 2, 16, 10, 10, 16, 3, 3, 1, 1, 16)), 24);
+  // 48 channels: direct_vector's 3-vector depthwise tile on a host; stride 2, 5 output columns.
+  EXPECT_GE(check_all_variants(spec("dw48", "conv2d", 2, 48, 9, 9, 48, 3, 3, 2, 1, 48)), 24);
 }
 TEST(ComputeVariants, Conv2dPointwiseIncludingGemm) {
   // n = 2: gemm_kk in nhwc and chwn; n = 1: also in nchw.

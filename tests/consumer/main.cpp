@@ -78,7 +78,10 @@ void every_op() {
     const kcnn::conv2d_params shapes[] = {
         kcnn::conv2d_params::make({2, 6, 9, 19}, 26, 3, 3, 1, 1, 2), kcnn::conv2d_params::make({1, 5, 11, 23}, 17, 3, 3, 2, 1, 1),
         kcnn::conv2d_params::make({2, 9, 4, 5}, 33, 1, 1, 1, 0, 1), kcnn::conv2d_params::make({2, 20, 10, 12}, 20, 3, 3, 1, 1, 20),
-        kcnn::conv2d_params::make({1, 3, 12, 12}, 8, 5, 5, 1, 2, 1)};
+        kcnn::conv2d_params::make({1, 3, 12, 12}, 8, 5, 5, 1, 2, 1),
+        // Depthwise with whole blocks of 48 channels (the host's 3-vector tile): 7 output
+        // columns (a partial block of 4 pixels), and strided.
+        kcnn::conv2d_params::make({1, 48, 6, 7}, 48, 3, 3, 1, 1, 48), kcnn::conv2d_params::make({2, 96, 9, 9}, 96, 3, 3, 2, 1, 96)};
     int seed = 40;
     for (const auto& p : shapes) {
       auto in = alloc<L>("in", p.input_dims()), wt = alloc<L>("wt", p.filter_dims()), out = alloc<L>("out", p.output_dims());
