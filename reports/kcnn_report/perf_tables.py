@@ -59,6 +59,15 @@ def _peer(peers, op, layer):
     return pg.loc[pg["time_ms_median"].idxmin()] if len(pg) else None
 
 
+def _against_peer(best, pb, limit, suffix=""):
+    """(oneDNN cell, ratio cell, verdict cell) for the best kcnn row against oneDNN's best pb."""
+    if pb is None:
+        return "-", "-", "(no peer)"
+    ratio = best["time_ms_median"] / pb["time_ms_median"]
+    return (f"{pb['time_ms_median']:.2f} ({pb['layout']})", f"{ratio:.2f}",
+            ("met" if ratio <= limit else "missed") + suffix)
+
+
 def tables(csv_path):
     d = load.read_csv(csv_path)
     ctx = _context(csv_path)
@@ -103,12 +112,7 @@ def _compute_tables(d, c, source, blas):
         best = g.loc[g["time_ms_median"].idxmin()]
         pb = _peer(peers, op, layer)
         limit = COMPUTE_PEER_TARGET[op]
-        if pb is not None:
-            ratio = best["time_ms_median"] / pb["time_ms_median"]
-            peer, rs = f"{pb['time_ms_median']:.2f} ({pb['layout']})", f"{ratio:.2f}"
-            verdict = f"{'met' if ratio <= limit else 'missed'} (<= {limit:g}x)"
-        else:
-            peer, rs, verdict = "-", "-", "(no peer)"
+        peer, rs, verdict = _against_peer(best, pb, limit, f" (<= {limit:g}x)")
         out.append(f"| {op} | {layer} | {_shape(best)} | {_variant(best)} ({best['layout']}) "
                    f"| {best['time_ms_median']:.2f} | {best['gflops']:.1f} | {pct(best['gflops'], fma)} "
                    f"| {pct(best['gflops'], gemm)} | {peer} | {rs} | {verdict} |")
@@ -148,13 +152,7 @@ def _memory_tables(d, c, source):
     for (op, layer), g in ours.groupby(["op", "layer"], sort=True):
         best = g.loc[g["time_ms_median"].idxmin()]
         pct = 100.0 * best["gbps"] / stream if stream > 0 else float("nan")
-        pb = _peer(peers, op, layer)
-        if pb is not None:
-            ratio = best["time_ms_median"] / pb["time_ms_median"]
-            peer = f"{pb['time_ms_median']:.2f} ({pb['layout']})"
-            rs, pv = f"{ratio:.2f}", ("met" if ratio <= PEER_TARGET else "missed")
-        else:
-            peer, rs, pv = "-", "-", "(no peer)"
+        peer, rs, pv = _against_peer(best, _peer(peers, op, layer), PEER_TARGET)
         out.append(f"| {op} | {layer}: {_shape(best)} | {_variant(best)} ({best['layout']}) | {best['time_ms_median']:.2f} "
                    f"| {best['gbps']:.2f} | {pct:.0f} % | {peer} | {rs} | "
                    f"{'met' if pct >= 100 * STREAM_TARGET else 'missed'} | {pv} |")
