@@ -117,3 +117,25 @@ TEST(ReferenceConv2d, PackedEqualsNaiveOnEveryPath) {
     EXPECT_LT(worst, 1e-12);
   }
 }
+
+TEST(ReferenceConv2d, ThreadedEqualsSerialBitwise) {
+  // The reference runs on every host core: its result must not depend on the thread count
+  // (more threads than (group, image) pairs included), on both loop forms, grouped or not.
+  const conv2d_params shapes[] = {{3, 6, 19, 21, 8, 3, 3, 1, 1, 2}, {5, 16, 3, 3, 10, 3, 3, 1, 0, 1},
+                                  {2, 8, 20, 20, 8, 3, 3, 2, 1, 8}, {1, 4, 33, 30, 7, 5, 5, 2, 2, 1}};
+  for (const auto& p : shapes) {
+    SCOPED_TRACE(p.c * 1000 + p.k);
+    auto in = [&](int n, int c, int h, int w) { return hashed(((std::uint64_t(n) * 131 + c) * 131 + h) * 131 + w); };
+    auto wt = [&](int k, int c, int r, int s) { return hashed(1e9 + ((std::uint64_t(k) * 67 + c) * 67 + r) * 67 + s); };
+    auto bias = [&](int k) { return hashed(7e9 + k); };
+    const auto serial = reference::conv2d(p, in, wt, bias, 1);
+    for (int threads : {2, 3, 7, 64}) {
+      const auto threaded = reference::conv2d(p, in, wt, bias, threads);
+      ASSERT_EQ(threaded.size(), serial.size());
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < serial.size(); ++i) differ += threaded[i] != serial[i];
+      EXPECT_EQ(differ, 0u) << threads << " threads";
+    }
+  }
+  EXPECT_GE(reference::reference_threads(), 1);
+}

@@ -1,10 +1,12 @@
 #include "ceilings.hpp"
 
+#include "measure.hpp"
+
 #include <kcnn/compat.hpp>
+#include <kcnn/compat_blas.hpp>
 #include <kcnn/lanes.hpp>
 
 #include <Kokkos_Core.hpp>
-#include <KokkosBlas3_gemm.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -45,17 +47,32 @@ struct fma_kernel {
   }
 };
 
+// Seconds per launch of f, best of `reps` samples; a sample is as many back-to-back launches
+// as make the fence-and-timer overhead under 1 % of it (launches_per_sample), so a ceiling
+// kernel of 100 us on a GPU is not inflated by a 10 us floor.
 template <class F>
-double best_seconds(int reps, const F& f) {
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
+double best_seconds(int reps, double overhead_s, const F& f) {
+  auto sample = [&](int k) {
     Kokkos::fence();
     Kokkos::Timer t;
-    f();
+    for (int i = 0; i < k; ++i) f();
     Kokkos::fence();
-    best = std::min(best, t.seconds());
-  }
+    return t.seconds() / k;
+  };
+  f();  // first touch, lazy initialisation
+  const int k = launches_per_sample(sample(1), overhead_s, true, 1000);
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) best = std::min(best, sample(k));
   return best;
+}
+
+// Copy bandwidth over two arrays of n floats each.
+double copy_seconds(std::size_t n, int reps, double overhead_s) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  Kokkos::View<float*> a("kcnn::ceil.a", n), b("kcnn::ceil.b", n);
+  Kokkos::deep_copy(a, 1.0f);
+  const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, n);
+  return best_seconds(reps, overhead_s, [&] { Kokkos::parallel_for("kcnn::ceil.copy", range, copy_kernel{a, b}); });
 }
 
 }  // namespace
@@ -66,23 +83,30 @@ ceilings measure_ceilings(double llc_bytes) {
   using exec = Kokkos::DefaultExecutionSpace;
   const bool host = kcnn::host_backend<exec>;
   c.reps = 5;
+  const double overhead_s = timer_overhead_seconds();
 
   // 4x the last-level cache, at least 64 MiB and at most 1 GiB per array (server CPUs report a
   // socket-wide L3 of hundreds of MiB that a few cores cannot fill anyway).
   const std::size_t n = std::size_t(std::clamp(4.0 * llc_bytes, 64.0 * 1024 * 1024, 1024.0 * 1024 * 1024) / sizeof(float));
   c.array_bytes = double(n) * sizeof(float);
+  c.copy_s = copy_seconds(n, c.reps, overhead_s);
+  c.copy_gbps = 2.0 * c.array_bytes / c.copy_s / 1e9;
   {
     Kokkos::View<float*> a("kcnn::ceil.a", n), b("kcnn::ceil.b", n), cc("kcnn::ceil.c", n);
-    Kokkos::deep_copy(a, 1.0f);
     Kokkos::deep_copy(b, 2.0f);
     Kokkos::deep_copy(cc, 3.0f);
     const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, n);
-    const double tc = best_seconds(c.reps, [&] { Kokkos::parallel_for("kcnn::ceil.copy", range, copy_kernel{a, b}); });
-    const double tt = best_seconds(c.reps, [&] { Kokkos::parallel_for("kcnn::ceil.triad", range, triad_kernel{a, b, cc, 0.5f}); });
-    c.copy_s = tc;
-    c.triad_s = tt;
-    c.copy_gbps = 2.0 * c.array_bytes / tc / 1e9;
-    c.triad_gbps = 3.0 * c.array_bytes / tt / 1e9;
+    c.triad_s = best_seconds(c.reps, overhead_s,
+                             [&] { Kokkos::parallel_for("kcnn::ceil.triad", range, triad_kernel{a, b, cc, 0.5f}); });
+    c.triad_gbps = 3.0 * c.array_bytes / c.triad_s / 1e9;
+  }
+  // The same copy with both arrays in half the last-level cache (L2 on a GPU): the ceiling of
+  // warm cases whose working set fits there (fits_in_cache).
+  if (llc_bytes > 0) {
+    const std::size_t m = std::max<std::size_t>(1024, std::size_t(llc_bytes / 4 / sizeof(float)));
+    c.cache_array_bytes = double(m) * sizeof(float);
+    c.cache_copy_s = copy_seconds(m, c.reps, overhead_s);
+    c.cache_copy_gbps = 2.0 * c.cache_array_bytes / c.cache_copy_s / 1e9;
   }
   {
     // Enough work items to fill a GPU many times over; on a host, enough to run ~0.1 s.
@@ -91,7 +115,7 @@ ceilings measure_ceilings(double llc_bytes) {
     Kokkos::View<float*> out("kcnn::ceil.fma", items);
     const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, items);
     constexpr int host_chains = 128, device_chains = 32;
-    const double t = best_seconds(c.reps, [&] {
+    const double t = best_seconds(c.reps, overhead_s, [&] {
       if (host) Kokkos::parallel_for("kcnn::ceil.fma", range, fma_kernel<host_chains>{out, iters});
       else Kokkos::parallel_for("kcnn::ceil.fma", range, fma_kernel<device_chains>{out, iters});
     });
@@ -106,10 +130,11 @@ ceilings measure_ceilings(double llc_bytes) {
         C("kcnn::ceil.C", m, m);
     Kokkos::deep_copy(A, 0.5f);
     Kokkos::deep_copy(B, 0.25f);
-    const double t = best_seconds(host ? 2 : c.reps, [&] { KokkosBlas::gemm("N", "N", 1.0f, A, B, 0.0f, C); });
+    const double t = best_seconds(host ? 2 : c.reps, overhead_s, [&] { compat::gemm(exec(), "N", "N", 1.0f, A, B, 0.0f, C); });
     c.gemm_s = t;
     c.gemm_gflops = 2.0 * double(m) * m * m / t / 1e9;
   }
+  c.timer_overhead_s = overhead_s;
   c.seconds = total.seconds();
   c.measured = true;
   return c;
@@ -127,6 +152,8 @@ json ceilings_json(const ceilings& c) {
   json j = json::object();
   j.set("copy_gbps", c.copy_gbps)
       .set("triad_gbps", c.triad_gbps)
+      .set("cache_copy_gbps", c.cache_copy_gbps)
+      .set("cache_array_bytes", static_cast<unsigned long long>(c.cache_array_bytes))
       .set("fma_gflops", c.fma_gflops)
       .set("gemm_gflops", c.gemm_gflops)
       .set("bandwidth_gbps", c.bandwidth_gbps())
@@ -136,8 +163,10 @@ json ceilings_json(const ceilings& c) {
       .set("reps", c.reps)
       .set("seconds", c.seconds)
       .set("method",
-           "best of reps; copy 2 x 4 B and triad 3 x 4 B per element (no write-allocate); fma: 128 (host) or 32 "
-           "(GPU) independent fp32 chains per work item; gemm: KokkosBlas::gemm fp32 square");
+           "best of reps samples, each of enough back-to-back launches to last 100x the timer overhead; copy 2 x 4 B "
+           "and triad 3 x 4 B per element (no write-allocate); cache_copy: the copy with both arrays in half the "
+           "last-level cache (L2 on a GPU); fma: 128 (host) or 32 (GPU) independent fp32 chains per work item; "
+           "gemm: KokkosBlas::gemm fp32 square");
   return j;
 }
 

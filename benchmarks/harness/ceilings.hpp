@@ -11,6 +11,9 @@ namespace kcnn::bench {
 struct ceilings {
   double copy_gbps = 0;    // b[i] = a[i]: 2 x 4 bytes per element (STREAM convention)
   double triad_gbps = 0;   // a[i] = b[i] + s c[i]: 3 x 4 bytes per element
+  double cache_copy_gbps = 0;  // the copy with both arrays in half the LLC / L2 (0: not measured)
+  double cache_copy_s = 0, cache_array_bytes = 0;
+  double timer_overhead_s = 0;  // what the samples amortised
   double fma_gflops = 0;   // independent fp32 FMA chains, 2 FLOP per FMA
   double gemm_gflops = 0;  // KokkosBlas::gemm, fp32, square
   double copy_s = 0, triad_s = 0, fma_s = 0, gemm_s = 0;  // best time of each

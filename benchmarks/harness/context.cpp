@@ -1,6 +1,7 @@
 #include "context.hpp"
 
 #include <kcnn/compat.hpp>
+#include <kcnn/tensor.hpp>
 
 #include <Kokkos_Core.hpp>
 #if __has_include(<KokkosKernels_config.h>)
@@ -15,10 +16,12 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <type_traits>
 
 namespace kcnn::bench {
 
@@ -143,6 +146,20 @@ static std::string run_command(const std::string& cmd, bool& ok) {
   return out;
 }
 
+std::string describe_gemm_backend(bool device_is_cuda, bool tpl_cublas, bool tpl_blas, const std::string& host_blas) {
+  if (device_is_cuda)
+    return tpl_cublas ? "cuBLAS (Kokkos Kernels' cuBLAS TPL)"
+                      : "Kokkos Kernels' own CUDA kernels (built without its cuBLAS TPL: not a tuned GEMM)";
+  return tpl_blas ? "host BLAS " + host_blas + " (Kokkos Kernels' BLAS TPL)" : "Kokkos Kernels' own host kernels";
+}
+
+std::vector<std::pair<std::string, std::string>> environment_subset(const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const auto& n : names)
+    if (const char* v = std::getenv(n.c_str())) env.emplace_back(n, v);
+  return env;
+}
+
 run_context make_context(int argc, char** argv, const std::string& suite) {
   run_context c;
   c.timestamp = utc_iso8601();
@@ -180,6 +197,22 @@ run_context make_context(int argc, char** argv, const std::string& suite) {
   c.kokkos_backends.push_back("sycl");
 #endif
   c.blas = detect_blas();
+#if defined(KOKKOS_ENABLE_IMPL_VIEW_LEGACY) || KOKKOS_VERSION < 40700
+  c.kokkos_view = "legacy";
+#else
+  c.kokkos_view = "mdspan";
+#endif
+  c.read_only_loads = read_only_load_path();
+#if defined(KOKKOS_ENABLE_CUDA)
+  const bool device_is_cuda = std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Cuda>;
+#else
+  const bool device_is_cuda = false;
+#endif
+  c.gemm_backend = describe_gemm_backend(device_is_cuda, c.blas.kokkos_kernels_tpl_cublas, c.blas.kokkos_kernels_tpl_blas,
+                                         c.blas.library);
+  c.environment = environment_subset({"NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING",
+                                      "CUBLAS_WORKSPACE_CONFIG", "OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES",
+                                      "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "KOKKOS_NUM_THREADS"});
   std::ostringstream cfg;
   Kokkos::print_configuration(cfg, true);
   c.kokkos_configuration = cfg.str();

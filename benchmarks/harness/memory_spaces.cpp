@@ -47,21 +47,25 @@ int current_device() {
 }
 }  // namespace
 
-void touch_on_host(const buffer& b) {
-  volatile char* p = static_cast<volatile char*>(b.ptr);
-  for (std::size_t i = 0; i < b.bytes; i += 4096) p[i] = p[i];
-}
-
-void prefetch_to_device(const buffer& b) {
+namespace {
+void prefetch(const buffer& b, bool to_device) {
 #if CUDART_VERSION >= 13000
   cudaMemLocation loc{};
-  loc.type = cudaMemLocationTypeDevice;
-  loc.id = current_device();
+  loc.type = to_device ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
+  loc.id = to_device ? current_device() : 0;
   check(cudaMemPrefetchAsync(b.ptr, b.bytes, loc, 0, 0), "cudaMemPrefetchAsync");
 #else
-  check(cudaMemPrefetchAsync(b.ptr, b.bytes, current_device(), 0), "cudaMemPrefetchAsync");
+  check(cudaMemPrefetchAsync(b.ptr, b.bytes, to_device ? current_device() : cudaCpuDeviceId, 0), "cudaMemPrefetchAsync");
 #endif
 }
+}  // namespace
+
+void send_to_host(const std::vector<buffer>& bs) {
+  for (const auto& b : bs) prefetch(b, false);
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+void prefetch_to_device(const buffer& b) { prefetch(b, true); }
 
 void advise(const buffer& b) {
   const cudaMemoryAdvise a =
@@ -79,7 +83,7 @@ void advise(const buffer& b) {
 }  // namespace cuda_memory
 
 void space_uvm_prefetch::before_run(const std::vector<buffer>& bs) {
-  for (const auto& b : bs) cuda_memory::touch_on_host(b);
+  cuda_memory::send_to_host(bs);
   Kokkos::Timer t;
   for (const auto& b : bs) cuda_memory::prefetch_to_device(b);
   cudaDeviceSynchronize();

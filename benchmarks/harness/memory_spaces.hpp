@@ -26,6 +26,7 @@ struct buffer {
 struct space_global {
   static constexpr space_axis space = space_axis::global;
   using memory_space = Kokkos::DefaultExecutionSpace::memory_space;
+  static constexpr bool runs_back_to_back = true;  // before_run has nothing to redo
   void prepare(const std::vector<buffer>&) {}     // once, after the fill
   void before_run(const std::vector<buffer>&) {}  // before every run, untimed
   std::string note() const { return {}; }
@@ -43,24 +44,27 @@ std::string cuda_spaces_unavailable_reason();
 
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace cuda_memory {
-// Reads and rewrites one byte of every 4 KiB page on the host: managed pages migrate to the
-// host, so the next kernel pays the page faults.
-void touch_on_host(const buffer& b);
+// Migrates the buffers' managed pages to the host in bulk (cudaMemPrefetchAsync to the CPU,
+// then synchronise), so that the next kernel pays the page faults. Nothing is written: pages
+// advised read-mostly keep their device copy (the host gets a read-only duplicate), which is
+// what uvm_advise measures. (Writing one byte per page on the host instead would drop every
+// read-mostly copy, making uvm_advise equal uvm_cold, and faults page by page: seconds on
+// large tensors.)
+void send_to_host(const std::vector<buffer>& bs);
 // cudaMemPrefetchAsync to the current device (CUDA 13 and older signatures), then synchronise.
 void prefetch_to_device(const buffer& b);
 // Read-mostly advice for weights, preferred location = device for activations.
 void advise(const buffer& b);
 }  // namespace cuda_memory
 
-// Managed memory first touched on the host before every run: the kernel pays the faults.
+// Managed memory sent to the host before every run: the kernel pays the faults.
 struct space_uvm_cold {
   static constexpr space_axis space = space_axis::uvm_cold;
   using memory_space = Kokkos::CudaUVMSpace;
+  static constexpr bool runs_back_to_back = false;  // every run starts from host-resident pages
   void prepare(const std::vector<buffer>&) {}
-  void before_run(const std::vector<buffer>& bs) {
-    for (const auto& b : bs) cuda_memory::touch_on_host(b);
-  }
-  std::string note() const { return "managed memory touched on the host before every run"; }
+  void before_run(const std::vector<buffer>& bs) { cuda_memory::send_to_host(bs); }
+  std::string note() const { return "managed memory sent to the host before every run"; }
 };
 
 // Cold as above, then an explicit prefetch to the device before the timed region; the
@@ -68,30 +72,34 @@ struct space_uvm_cold {
 struct space_uvm_prefetch {
   static constexpr space_axis space = space_axis::uvm_prefetch;
   using memory_space = Kokkos::CudaUVMSpace;
+  static constexpr bool runs_back_to_back = false;  // every run starts from host-resident pages
   std::vector<double> prefetch_s;
   void prepare(const std::vector<buffer>&) {}
   void before_run(const std::vector<buffer>& bs);
   std::string note() const;
 };
 
-// Cold as above, with memory advice given once: read-mostly for weights, preferred location
-// device for activations.
+// Cold as above, with memory advice given once: read-mostly for weights (their device copy
+// survives the trip to the host), preferred location device for activations.
 struct space_uvm_advise {
   static constexpr space_axis space = space_axis::uvm_advise;
   using memory_space = Kokkos::CudaUVMSpace;
+  static constexpr bool runs_back_to_back = false;  // every run starts from host-resident pages
   void prepare(const std::vector<buffer>& bs) {
     for (const auto& b : bs) cuda_memory::advise(b);
   }
-  void before_run(const std::vector<buffer>& bs) {
-    for (const auto& b : bs) cuda_memory::touch_on_host(b);
+  void before_run(const std::vector<buffer>& bs) { cuda_memory::send_to_host(bs); }
+  std::string note() const {
+    return "managed memory with advice (weights read-mostly, activations preferred on the device), sent to the host "
+           "before every run";
   }
-  std::string note() const { return "managed memory with advice, touched on the host before every run"; }
 };
 
 // Host-pinned memory read and written by the kernel directly (zero copy over the link).
 struct space_pinned {
   static constexpr space_axis space = space_axis::pinned;
   using memory_space = Kokkos::CudaHostPinnedSpace;
+  static constexpr bool runs_back_to_back = true;
   void prepare(const std::vector<buffer>&) {}
   void before_run(const std::vector<buffer>&) {}
   std::string note() const { return {}; }

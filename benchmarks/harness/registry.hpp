@@ -121,6 +121,9 @@ class bench_case {
   virtual std::vector<double> output() = 0;
   // False when running twice changes the result (in-place ops applied to their own output).
   virtual bool idempotent() const { return true; }
+  // True when runs may follow each other with nothing in between (idempotent, and before_run
+  // has nothing to redo): the harness may then time several launches per sample.
+  virtual bool runs_back_to_back() const { return false; }
   virtual case_cost cost() const = 0;
 
   // Network mode (--network, the arena forward pass). A case that can be chained runs on

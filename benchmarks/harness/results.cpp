@@ -16,8 +16,8 @@ const std::vector<std::string>& result_columns() {
   static const std::vector<std::string> cols = {
       "run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer",
       "op", "n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "out_h", "out_w",
-      "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "origin", "key", "cache",
-      "reps", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "time_ms_mean",
+      "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "origin", "key", "cache", "fits_in_cache",
+      "reps", "launches", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "time_ms_mean",
       "bytes", "flops", "workspace_bytes", "passes", "gbps", "gflops", "arithmetic_intensity",
       "roofline_pct", "predicted_dram_bytes", "rel_error", "tolerance", "status", "note"};
   return cols;
@@ -135,7 +135,8 @@ void results_writer::write(const result_row& r) {
       std::to_string(r.s), std::to_string(r.stride), std::to_string(r.pad),
       std::to_string(r.groups), std::to_string(r.out_h), std::to_string(r.out_w),
       std::to_string(r.repeat), r.layout, r.memory_space, r.access_pattern, r.variant, r.tuning,
-      r.origin, r.key, r.cache, std::to_string(r.reps), timed ? num(r.time_ms_median) : "",
+      r.origin, r.key, r.cache, r.fits_in_cache >= 0 ? std::to_string(r.fits_in_cache) : "", std::to_string(r.reps),
+      timed ? std::to_string(r.launches) : "", timed ? num(r.time_ms_median) : "",
       timed ? num(r.time_ms_min) : "", timed ? num(r.time_ms_max) : "",
       timed ? num(r.time_ms_stddev) : "", timed ? num(r.time_ms_mean) : "", num(r.bytes, 15),
       num(r.flops, 15), num(r.workspace_bytes, 15), r.passes >= 0 ? num(r.passes) : "", timed ? num(r.bytes / secs / 1e9) : "",
@@ -157,7 +158,12 @@ json context_json(const run_context& c) {
       .set("kernels_version", c.kokkos_kernels_version)
       .set("backends", json::array_of(c.kokkos_backends))
       .set("default_execution_space", c.device.backend)
-      .set("configuration", c.kokkos_configuration);
+      .set("configuration", c.kokkos_configuration)
+      .set("view", c.kokkos_view)
+      .set("read_only_loads", c.read_only_loads)
+      .set("gemm_backend", c.gemm_backend);
+  json env = json::object();
+  for (const auto& [k, v] : c.environment) env.set(k, v);
   json blas = json::object();
   blas.set("library", c.blas.library)
       .set("path", c.blas.path)
@@ -183,6 +189,7 @@ json context_json(const run_context& c) {
       .set("kokkos", kokkos)
       .set("blas", blas)
       .set("host", host)
+      .set("environment", env)
       .set("build", build)
       .set("git", git);
   return j;

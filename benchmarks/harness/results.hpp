@@ -11,7 +11,7 @@
 
 namespace kcnn::bench {
 
-inline constexpr int results_schema_version = 3;
+inline constexpr int results_schema_version = 4;
 
 struct result_row {
   std::string suite, network, layer, op;
@@ -20,7 +20,9 @@ struct result_row {
   std::string layout, memory_space, access_pattern, variant, tuning, key;
   std::string origin;  // kcnn | peer | fault; empty for rows that are not cases (network, memory_plan, ceiling)
   std::string cache;  // warm | flushed
+  int fits_in_cache = -1;  // 1: warm and the working set fits in the LLC / L2; 0: not; < 0: not timed
   int reps = 0;
+  int launches = 1;  // back-to-back launches per timed sample
   double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0, time_ms_stddev = 0,
          time_ms_mean = 0;
   double bytes = 0, flops = 0, workspace_bytes = 0, passes = -1;

@@ -8,6 +8,7 @@
 #include "ceilings.hpp"
 #include "context.hpp"
 #include "format.hpp"
+#include "gpu_clocks.hpp"
 #include "measure.hpp"
 #include "modes.hpp"
 #include "options.hpp"
@@ -51,13 +52,18 @@ namespace {
 volatile std::sig_atomic_t stop_signal = 0;
 extern "C" void on_stop_signal(int s) { stop_signal = s; }
 
+timing_policy with_overhead(timing_policy p, double overhead_s) {
+  p.overhead_s = overhead_s;
+  return p;
+}
+
 // The benchmark run: every planned case through Google Benchmark (which sees one iteration whose
 // manual time is the harness's median), one row each, a progress line each.
 class benchmark_run {
  public:
   benchmark_run(const options& o, std::vector<planned_case> cases, results_writer& w, const run_context& ctx,
-                const ceilings& ceil, const case_settings& settings)
-      : opt_(o), policy_(timing_policy::from(o)), cases_(std::move(cases)), writer_(w), ctx_(ctx), ceil_(ceil),
+                const ceilings& ceil, const case_settings& settings, double overhead_s)
+      : opt_(o), policy_(with_overhead(timing_policy::from(o), overhead_s)), cases_(std::move(cases)), writer_(w), ctx_(ctx), ceil_(ceil),
         settings_(settings) {
     if (opt_.cold) flusher_ = std::make_unique<cache_flusher>(ctx.device.l2_or_llc_bytes);
   }
@@ -120,6 +126,7 @@ class benchmark_run {
       st.counters["reps"] = row.reps;
       st.counters["rel_err"] = row.rel_error;
       row.roofline_pct = roofline_pct(ceil_, row.bytes, row.flops, row.time_ms_median * 1e-3);
+      row.fits_in_cache = !opt_.cold && fits_in_cache(row.bytes, row.workspace_bytes, ctx_.device.l2_or_llc_bytes);
       measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.time_ms_median});
     } else {
       st.SkipWithError((row.status == "failed_validation" ? "failed validation: " + row.note : row.note).c_str());
@@ -147,7 +154,7 @@ class benchmark_run {
 
 void print_ceilings(std::ostream& os, const ceilings& c, const blas_info& blas) {
   os << "kcnn-bench: ceilings: copy " << fixed(c.copy_gbps, 1) << " GB/s, triad " << fixed(c.triad_gbps, 1)
-     << " GB/s, fma " << fixed(c.fma_gflops, 1) << " GFLOP/s, gemm(" << c.gemm_n << ") " << fixed(c.gemm_gflops, 1)
+     << " GB/s, copy in cache " << fixed(c.cache_copy_gbps, 1) << " GB/s, fma " << fixed(c.fma_gflops, 1) << " GFLOP/s, gemm(" << c.gemm_n << ") " << fixed(c.gemm_gflops, 1)
      << " GFLOP/s (" << fixed(c.seconds, 1) << " s)\n";
   os << "kcnn-bench: host BLAS behind KokkosBlas::gemm: " << describe(blas) << "\n";
   if (!blas.warning.empty() && blas.kokkos_kernels_tpl_blas) os << "kcnn-bench: warning: " << blas.warning << "\n";
@@ -184,6 +191,9 @@ int run_ceilings_only(int argc, char** argv, const options& opt) {
   const std::string arrays = fixed(c.array_bytes / 1048576.0, 0) + " MiB arrays";
   row("copy", c.copy_s, 2 * c.array_bytes, 0, "b[i] = a[i] over " + arrays);
   row("triad", c.triad_s, 3 * c.array_bytes, 0, "a[i] = b[i] + s c[i] over " + arrays);
+  if (c.cache_copy_s > 0)
+    row("cache_copy", c.cache_copy_s, 2 * c.cache_array_bytes, 0,
+        "b[i] = a[i] over " + fixed(c.cache_array_bytes / 1048576.0, 1) + " MiB arrays (both in half the last-level cache)");
   row("fma", c.fma_s, 0, c.fma_flops, "independent fp32 FMA chains per work item (128 host, 32 GPU)");
   const double g = double(c.gemm_n);
   row("gemm", c.gemm_s, 3 * 4 * g * g, 2 * g * g * g, "KokkosBlas::gemm fp32 " + std::to_string(c.gemm_n) + "^3");
@@ -223,7 +233,14 @@ std::string joined_suite_name(const options& opt, const std::vector<suite>& suit
 bool fits_device(const std::vector<planned_case>& cases, const run_context& ctx, const case_settings& settings) {
   if (ctx.device.memory_bytes <= 0) return true;
   for (const auto& c : cases) {
-    const case_cost cost = c.variant->make(c.spec, settings)->cost();
+    // A case that cannot even be made (a study sized from free memory, say) is not an input
+    // error of the whole run: the run records it as status error and goes on.
+    case_cost cost;
+    try {
+      cost = c.variant->make(c.spec, settings)->cost();
+    } catch (const std::exception&) {
+      continue;
+    }
     if (cost.bytes + cost.workspace_bytes > ctx.device.memory_bytes) {
       std::cerr << "kcnn-bench: error: " << c.spec.file << ":" << c.spec.line << ": field 'n': layer '" << c.spec.layer
                 << "' needs " << fixed((cost.bytes + cost.workspace_bytes) / 1073741824.0, 1)
@@ -236,7 +253,7 @@ bool fits_device(const std::vector<planned_case>& cases, const run_context& ctx,
 }
 
 json run_summary_json(const options& opt, const benchmark_run& run, const ceilings& ceil, double overhead_s,
-                      int interrupted_by) {
+                      int interrupted_by, const gpu_clocks& clocks_start) {
   const timing_policy p = timing_policy::from(opt);
   json timing = json::object();
   timing.set("warmup", p.warmup)
@@ -249,11 +266,16 @@ json run_summary_json(const options& opt, const benchmark_run& run, const ceilin
       .set("quick", p.quick)
       .set("cache", opt.cold ? "flushed" : "warm")
       .set("seed", static_cast<unsigned long long>(opt.seed))
-      .set("fence", "Kokkos::fence() before and after every timed repetition");
+      .set("fence", "Kokkos::fence() before and after every timed sample")
+      .set("launches",
+           "a sample is 1 launch, or (cases that may run back to back, warm) enough back-to-back launches that "
+           "it lasts 100x timer_overhead_us, at most " + std::to_string(p.max_launches) +
+               "; times are per launch; the row's launches column says which");
   json cases = json::object();
   for (const char* s : {"ok", "failed_validation", "skipped", "error"}) cases.set(s, static_cast<unsigned long>(run.count(s)));
   json extra = json::object();
   extra.set("timing", timing).set("ceilings", ceilings_json(ceil)).set("cases", cases).set("interrupted", interrupted_by != 0);
+  extra.set("gpu_clocks", json::object().set("start", gpu_clocks_json(clocks_start)).set("end", gpu_clocks_json(read_gpu_clocks())));
   if (!opt.resume.empty()) extra.set("resumed", opt.resume);
   return extra;
 }
@@ -287,13 +309,17 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   benchmark::AddCustomContext("kcnn.git_commit", ctx.git_commit);
   benchmark::AddCustomContext("kcnn.blas", describe(ctx.blas));
 
+  const gpu_clocks clocks_start = read_gpu_clocks();
+  if (clocks_start.available)
+    std::cerr << "kcnn-bench: GPU clocks at the start: SM " << clocks_start.sm_mhz << " of " << clocks_start.sm_max_mhz
+              << " MHz, memory " << clocks_start.memory_mhz << " MHz, " << clocks_start.temperature_c << " C\n";
   ceilings ceil;
   if (!opt.no_ceilings) {
     ceil = measure_ceilings(ctx.device.l2_or_llc_bytes);
     print_ceilings(std::cerr, ceil, ctx.blas);
   }
   const double overhead_s = timer_overhead_seconds();
-  benchmark_run run(opt, std::move(cases), *writer, ctx, ceil, settings);
+  benchmark_run run(opt, std::move(cases), *writer, ctx, ceil, settings, overhead_s);
   run.add_to_google_benchmark();
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
@@ -307,7 +333,7 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   if (opt.network && !interrupted_by) network_failures = run_network_plans(opt, suites, run.measured(), *writer, settings);
 
   try {
-    writer->close(run_summary_json(opt, run, ceil, overhead_s, interrupted_by));
+    writer->close(run_summary_json(opt, run, ceil, overhead_s, interrupted_by, clocks_start));
   } catch (const std::exception& e) {
     std::cerr << "kcnn-bench: error: " << e.what() << "\n";
     return 1;

@@ -1,5 +1,8 @@
 // transfer: the copy bandwidth study. A row copies n*c*h*w floats between two memory spaces
-// with Kokkos::deep_copy; bytes = the buffer's size (counted once). Host builds: host to host.
+// with Kokkos::deep_copy. Bytes: a copy within one memory (h2h, d2d) counts the read and the
+// write, 2 x the buffer, as STREAM's and BabelStream's Copy do (the memory moves both); a copy
+// over the link (h2d, d2h) counts the buffer once, what crossed the link, as CUDA's
+// bandwidthTest and nvbandwidth do. Host builds: host to host.
 // CUDA builds (this file is the one place for them): host to device and device to host from
 // pageable and from pinned host memory, and device to device; and k = 1, 2, 4 concurrent
 // pinned host-to-device copies on their own streams sharing the link (variant h2d_concurrent,
@@ -13,12 +16,21 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <type_traits>
+
 namespace {
 using namespace kcnn;
 using namespace kcnn::bench;
 
+// What a copy of `bytes` counts (see above).
+double counted_bytes(double bytes, bool within_one_memory) { return within_one_memory ? 2 * bytes : bytes; }
+const char* const within_note = "bytes = read + write (2 x the buffer: STREAM's copy convention)";
+const char* const link_note = "bytes = the buffer once (what crossed the link)";
+
 template <class Src, class Dst>
 class transfer_case : public bench_case {
+  static constexpr bool within_one_memory = std::is_same_v<Src, Dst>;
+
  public:
   explicit transfer_case(const layer_spec& s) : d_{s.n, s.c, s.h, s.w} {}
   void setup(std::uint64_t seed) override {
@@ -39,8 +51,10 @@ class transfer_case : public bench_case {
     auto d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dst_);
     return std::vector<double>(d.data(), d.data() + d.extent(0));
   }
-  case_cost cost() const override { return {4.0 * double(d_.size()), 0.0, 0.0}; }
+  case_cost cost() const override { return {counted_bytes(4.0 * double(d_.size()), within_one_memory), 0.0, 0.0}; }
   double tolerance() const override { return 0.0; }  // a copy is exact
+  bool runs_back_to_back() const override { return true; }
+  std::string extra_note() const override { return within_one_memory ? within_note : link_note; }
 
  private:
   template <class V>
@@ -86,8 +100,10 @@ class concurrent_h2d_case : public bench_case {
   }
   case_cost cost() const override { return {4.0 * double(d_.size()) * k_, 0.0, 0.0}; }
   double tolerance() const override { return 0.0; }  // copies are exact
+  bool runs_back_to_back() const override { return true; }
   std::string extra_note() const override {
-    return std::to_string(k_) + " concurrent copies; GB/s is the aggregate, per stream divide by " + std::to_string(k_);
+    return std::to_string(k_) + " concurrent copies; GB/s is the aggregate, per stream divide by " + std::to_string(k_) +
+           "; " + link_note;
   }
 
  private:

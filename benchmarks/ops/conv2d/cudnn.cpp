@@ -1,8 +1,12 @@
 // conv2d / {nchw,nhwc} / global / library / cudnn (tuning fp32 or tf32): the vendor peer on CUDA
-// builds, cuDNN's convolution forward with the algorithm cuDNN ranks first for the shape
-// (cudnnGetConvolutionForwardAlgorithm_v7, workspace allocated untimed), then the bias added with
-// cudnnAddTensor (both timed, as a framework runs them). fp32: CUDNN_FMA_MATH (no tensor cores);
-// tf32: tensor-core math allowed, validated with a TF32-sized tolerance. Needs cuDNN at configure.
+// builds, cuDNN's convolution forward with the algorithm cuDNN ranks first for the shape among the
+// direct and GEMM-based ones (cudnnGetConvolutionForwardAlgorithm_v7; workspace allocated
+// untimed), then the bias added with cudnnAddTensor (both timed, as a framework runs them).
+// Winograd and FFT algorithms are left out: their fp32 error depends on the shape and can exceed
+// conv2d's 1e-4 tolerance, so a validated row could not be promised. The math type cuDNN reports
+// for the chosen algorithm is set on the descriptor, and the row's note names algorithm and math.
+// fp32: CUDNN_FMA_MATH only (no tensor cores); tf32: tensor-core math allowed, validated with a
+// TF32-sized tolerance. Needs cuDNN (its development package: cudnn.h) at configure.
 #include "conv_descriptor.hpp"
 
 #if defined(KCNN_HAVE_CUDNN)
@@ -17,8 +21,38 @@ void check(cudnnStatus_t s, const char* what) {
   if (s != CUDNN_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cudnnGetErrorString(s));
 }
 
-const bench::variant_kind cudnn_kind{"cudnn", "cuDNN convolution forward, the algorithm cuDNN ranks first, then "
-                                                "cudnnAddTensor for the bias (CUDA builds)", bench::origin::peer};
+const bench::variant_kind cudnn_kind{"cudnn", "cuDNN convolution forward, the direct or GEMM-based algorithm cuDNN "
+                                                "ranks first (no Winograd, no FFT), then cudnnAddTensor for the bias "
+                                                "(CUDA builds)", bench::origin::peer};
+
+// The algorithms whose result is a plain (reordered) sum of the products, held to the fp32
+// tolerance like every kcnn variant.
+bool exact_family(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
+}
+const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "unknown";
+  }
+}
+const char* math_name(cudnnMathType_t m) {
+  switch (m) {
+    case CUDNN_DEFAULT_MATH: return "DEFAULT_MATH";
+    case CUDNN_TENSOR_OP_MATH: return "TENSOR_OP_MATH";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "TENSOR_OP_MATH_ALLOW_CONVERSION";
+    case CUDNN_FMA_MATH: return "FMA_MATH";
+    default: return "unknown";
+  }
+}
 
 template <bool TF32>
 struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
@@ -40,7 +74,14 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
   };
   std::shared_ptr<handles> d;
   cudnnConvolutionFwdAlgo_t algo{};
+  cudnnMathType_t math{};
   Kokkos::View<char*> workspace;
+
+  std::string note() const {
+    if (!d) return {};
+    return "cuDNN " + std::to_string(cudnnGetVersion()) + ", algorithm " + algo_name(algo) + ", " + math_name(math) +
+           ", workspace " + std::to_string(workspace.span()) + " B";
+  }
 
   template <class Layout>
   static std::string unsupported(const conv2d_params&) {
@@ -76,11 +117,15 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
                                                  &found, perf), "algorithm");
     int pick = -1;
     for (int i = 0; i < found && pick < 0; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && (TF32 || perf[i].mathType == CUDNN_FMA_MATH ||
-                                                     perf[i].mathType == CUDNN_DEFAULT_MATH))
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && exact_family(perf[i].algo) &&
+          (TF32 || perf[i].mathType == CUDNN_FMA_MATH || perf[i].mathType == CUDNN_DEFAULT_MATH))
         pick = i;
-    if (pick < 0) throw std::runtime_error("cuDNN offers no algorithm for this shape");
+    if (pick < 0) throw std::runtime_error("cuDNN offers no direct or GEMM-based algorithm for this shape");
     algo = perf[pick].algo;
+    // The heuristic ranks (algorithm, math type) pairs: run the pair it ranked, except that the
+    // fp32 tuning never takes DEFAULT_MATH, which lets cuDNN use TF32 on Ampere and later.
+    math = TF32 ? perf[pick].mathType : CUDNN_FMA_MATH;
+    check(cudnnSetConvolutionMathType(d->c, math), "math");
     std::size_t bytes = 0;
     check(cudnnGetConvolutionForwardWorkspaceSize(d->h, d->x, d->f, d->c, d->y, algo, &bytes), "workspace");
     workspace = Kokkos::View<char*>("cudnn.workspace", bytes);

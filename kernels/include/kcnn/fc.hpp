@@ -15,7 +15,7 @@
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
 
-#include <KokkosBlas3_gemm.hpp>
+#include <kcnn/compat_blas.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -306,12 +306,12 @@ struct fc_gemm {
       cmat a(in.view().data(), features, p.n);
       cmat w(wt.view().data(), features, p.k);
       mat c(out.view().data(), p.k, p.n);
-      KokkosBlas::gemm("T", "N", 1.0f, w, a, 1.0f, c);
+      compat::gemm(exec, "T", "N", 1.0f, w, a, 1.0f, c);
     } else {
       cmat a(in.view().data(), p.n, features);
       cmat w(wt.view().data(), p.k, features);
       mat c(out.view().data(), p.n, p.k);
-      KokkosBlas::gemm("N", "T", 1.0f, a, w, 1.0f, c);
+      compat::gemm(exec, "N", "T", 1.0f, a, w, 1.0f, c);
     }
   }
 };

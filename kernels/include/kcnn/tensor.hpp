@@ -11,13 +11,54 @@
 
 namespace kcnn {
 
+namespace detail {
+// A const RandomAccess View whose element access is a plain reference: Kokkos' mdspan-based View
+// (the default from Kokkos 4.7) ignores RandomAccess, while the legacy View turns it into a
+// read-only-cache load (__ldg) on CUDA. tensor4 then makes the load itself, so that the
+// read-only memory space means the same on both Views.
+template <class View>
+inline constexpr bool needs_explicit_read_only_load =
+#if defined(KOKKOS_ENABLE_CUDA)
+    View::memory_traits::is_random_access && std::is_const_v<typename View::value_type> &&
+    std::is_reference_v<typename View::reference_type> &&
+    Kokkos::SpaceAccessibility<Kokkos::Cuda, typename View::memory_space>::accessible;
+#else
+    false;
+#endif
+
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION std::remove_const_t<T> read_only_load(const T* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);  // ld.global.nc: the read-only data path
+#else
+  return *p;
+#endif
+}
+}  // namespace detail
+
+// What loads through the read-only path on this build: "__ldg (legacy View, RandomAccess)",
+// "__ldg (kcnn::tensor4, explicit: mdspan View)" or "none (host backend)". Recorded in results.
+inline const char* read_only_load_path() {
+#if !defined(KOKKOS_ENABLE_CUDA)
+  return "none (host backend: RandomAccess has no effect)";
+#else
+  using probe = Kokkos::View<const float****, Kokkos::LayoutRight, Kokkos::CudaSpace,
+                             Kokkos::MemoryTraits<Kokkos::RandomAccess>>;
+  return detail::needs_explicit_read_only_load<probe> ? "__ldg by kcnn::tensor4 (the View ignores RandomAccess)"
+                                                      : "__ldg by the View (RandomAccess)";
+#endif
+}
+
 template <class T, class Layout, class... ViewProps>
 class tensor4 {
  public:
   using value_type = T;
   using layout_tag = Layout;
   using view_type = Kokkos::View<T****, typename Layout::kokkos_layout, ViewProps...>;
-  using reference_type = typename view_type::reference_type;
+  static constexpr bool explicit_read_only = detail::needs_explicit_read_only_load<view_type>;
+  // What operator() returns: the View's reference, or a value for explicit read-only loads.
+  using reference_type =
+      std::conditional_t<explicit_read_only, std::remove_const_t<T>, typename view_type::reference_type>;
   using memory_space = typename view_type::memory_space;
   using execution_space = typename view_type::execution_space;
 
@@ -63,7 +104,8 @@ class tensor4 {
   KOKKOS_INLINE_FUNCTION const int* order() const { return order_; }
 
   KOKKOS_FORCEINLINE_FUNCTION reference_type operator()(int n, int c, int h, int w) const {
-    return Layout::at(view_, n, c, h, w);
+    if constexpr (explicit_read_only) return detail::read_only_load(&Layout::at(view_, n, c, h, w));
+    else return Layout::at(view_, n, c, h, w);
   }
 
   KOKKOS_INLINE_FUNCTION const dims4& dims() const { return dims_; }

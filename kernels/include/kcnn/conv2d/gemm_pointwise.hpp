@@ -10,7 +10,7 @@
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/layout.hpp>
 
-#include <KokkosBlas3_gemm.hpp>
+#include <kcnn/compat_blas.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <string>
@@ -65,18 +65,18 @@ struct gemm_pointwise {
       cmat a(in.view().data(), std::size_t(p.n) * hw, p.c);
       cmat w(wt.view().data(), p.k, p.c);
       mat c(out.view().data(), std::size_t(p.n) * hw, p.k);
-      KokkosBlas::gemm("N", "T", 1.0f, a, w, 1.0f, c);
+      compat::gemm(exec, "N", "T", 1.0f, a, w, 1.0f, c);
     } else if constexpr (std::is_same_v<L, layout::chwn>) {
       cmat a(in.view().data(), p.c, std::size_t(hw) * p.n);
       cmat w(wt.view().data(), p.c, p.k);
       mat c(out.view().data(), p.k, std::size_t(hw) * p.n);
-      KokkosBlas::gemm("T", "N", 1.0f, w, a, 1.0f, c);
+      compat::gemm(exec, "T", "N", 1.0f, w, a, 1.0f, c);
     } else {
       static_assert(std::is_same_v<L, layout::nchw>, "gemm_pointwise: nchw, nhwc or chwn");
       cmat a(in.view().data(), p.c, hw);
       cmat w(wt.view().data(), p.k, p.c);
       mat c(out.view().data(), p.k, hw);
-      KokkosBlas::gemm("N", "N", 1.0f, w, a, 1.0f, c);
+      compat::gemm(exec, "N", "N", 1.0f, w, a, 1.0f, c);
     }
   }
 };

@@ -9,7 +9,7 @@
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/tensor.hpp>
 
-#include <KokkosBlas3_gemm.hpp>
+#include <kcnn/compat_blas.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <memory>
@@ -51,7 +51,7 @@ class conv2d_im2col_gemm {
                            lower<In>{in, col_, p_, g});
       const int kpg = p_.k_per_group();
       auto w_g = Kokkos::subview(wmat_, Kokkos::make_pair(g * kpg, (g + 1) * kpg), Kokkos::ALL());
-      KokkosBlas::gemm("N", "N", 1.0f, w_g, col_, 0.0f, omat_);
+      compat::gemm(exec, "N", "N", 1.0f, w_g, col_, 0.0f, omat_);
       Kokkos::parallel_for("kcnn::im2col_scatter",
                            Kokkos::RangePolicy<Exec>(exec, 0, std::size_t(p_.n) * kpg * p_.p() * p_.q()),
                            scatter<Bias, Out>{bias, out, omat_, p_, g});

@@ -7,11 +7,14 @@
 // the group's filters), so that the inner loops run over contiguous memory and vectorise. It is
 // 10x faster, which matters because every benchmarked layer is validated, VGG-16 at batch 8
 // included; the tests hold the two to 1e-12 of each other on shapes covering stride, padding,
-// groups and fully connected windows. Only the summation order differs.
+// groups and fully connected windows. Only the summation order differs. It runs on every host
+// core (std::thread, one (group, image) pair at a time per thread; `threads` sets how many):
+// on a GPU machine the validation of large layers would otherwise eat the device's lease.
 #include <kcnn/conv2d_params.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <thread>
 #include <vector>
 
 namespace kcnn::reference {
@@ -58,8 +61,12 @@ inline double dot(const double* a, const double* b, std::size_t n) {
 }
 }  // namespace detail
 
+// The number of host threads conv2d uses by default: every core the host reports (at least 1).
+inline int reference_threads() { return int(std::max(1u, std::thread::hardware_concurrency())); }
+
 template <class In, class Wt, class Bias>
-std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias) {
+std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias,
+                           int threads = reference_threads()) {
   const int P = p.p(), Q = p.q(), cpg = p.c_per_group(), kpg = p.k_per_group();
   const std::size_t PQ = std::size_t(P) * Q, CRS = std::size_t(cpg) * p.r * p.s;
   std::vector<double> out(std::size_t(p.n) * p.k * PQ);
@@ -67,14 +74,22 @@ std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, c
   // im2col matrix stored position-major. Otherwise: rank-1 updates over blocks of positions,
   // four filters at a time, with the matrix stored crs-major.
   const bool dot_form = PQ < 64;
-  std::vector<double> col(CRS * PQ), w(std::size_t(kpg) * CRS);
-  for (int g = 0; g < p.groups; ++g) {
-    for (int k = 0; k < kpg; ++k)
-      for (int c = 0; c < cpg; ++c)
-        for (int r = 0; r < p.r; ++r)
-          for (int s = 0; s < p.s; ++s)
-            w[std::size_t(k) * CRS + (std::size_t(c) * p.r + r) * p.s + s] = double(wt(g * kpg + k, c, r, s));
-    for (int n = 0; n < p.n; ++n) {
+  // One (group, image) pair is a unit of work with its own output block; threads take pairs in
+  // turn, each with its own buffers. Every output is summed in the same order whatever the
+  // thread count, so the result does not depend on it (the tests hold it bitwise).
+  auto work = [&](int first_pair, int stride) {
+    std::vector<double> col(CRS * PQ), w(std::size_t(kpg) * CRS);
+    int loaded_group = -1;
+    for (int pair = first_pair; pair < p.groups * p.n; pair += stride) {
+      const int g = pair / p.n, n = pair % p.n;
+      if (g != loaded_group) {
+        for (int k = 0; k < kpg; ++k)
+          for (int c = 0; c < cpg; ++c)
+            for (int r = 0; r < p.r; ++r)
+              for (int s = 0; s < p.s; ++s)
+                w[std::size_t(k) * CRS + (std::size_t(c) * p.r + r) * p.s + s] = double(wt(g * kpg + k, c, r, s));
+        loaded_group = g;
+      }
       for (int c = 0; c < cpg; ++c)
         for (int r = 0; r < p.r; ++r)
           for (int s = 0; s < p.s; ++s) {
@@ -123,7 +138,13 @@ std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, c
         }
       }
     }
-  }
+  };
+  const int pairs = p.groups * p.n;
+  const int t = std::max(1, std::min(threads, pairs));
+  std::vector<std::thread> pool;
+  for (int i = 1; i < t; ++i) pool.emplace_back(work, i, t);
+  work(0, t);
+  for (auto& th : pool) th.join();
   return out;
 }
 
