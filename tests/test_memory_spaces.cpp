@@ -212,3 +212,18 @@ TEST(MemorySpaces, OversubscriptionStudyIsSizedFromFreeMemory) {
     explained |= what.rfind("uvm_oversubscription", 0) == 0;
   EXPECT_EQ(explained, !have_cuda_spaces());
 }
+
+TEST(MemorySpaces, EveryConstantConvMappingHasAGlobalTwinWithItsThreadOrder) {
+  // The constant-cache effect is the constant row minus the global row of the same thread order
+  // (the mappings also change which global loads coalesce), so each must have its twin, with
+  // the same layout, tuning and pattern.
+  std::set<std::string> constant, twins;
+  for (const auto& v : registry::instance().variants()) {
+    if (v.op != "conv2d" || v.tuning.name.rfind("warp_", 0) != 0) continue;
+    const std::string id = std::string(name(v.layout)) + "/" + name(v.pattern) + "/" + v.tuning.name;
+    if (v.space == space_axis::constant) constant.insert(id);
+    if (v.space == space_axis::global && std::string(v.variant_name()) == "direct_in_order") twins.insert(id);
+  }
+  EXPECT_EQ(constant.size(), 6u);  // 2 mappings x 3 layouts
+  EXPECT_EQ(constant, twins);
+}

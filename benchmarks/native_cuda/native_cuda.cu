@@ -9,14 +9,13 @@
 namespace kcnn::native_cuda {
 namespace {
 
-constexpr int block = 256;
-
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
-__global__ void conv2d_direct_nchw_kernel(const float* __restrict__ in, const float* __restrict__ wt,
-                                          const float* __restrict__ bias, float* __restrict__ out,
+// No __restrict__: a Kokkos View promises no absence of aliasing either, and the comparison is
+// about the abstraction, not about what the compiler may assume.
+__global__ void conv2d_direct_nchw_kernel(const float* in, const float* wt, const float* bias, float* out,
                                           conv_shape p, long long total) {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i >= total) return;
@@ -38,8 +37,7 @@ __global__ void conv2d_direct_nchw_kernel(const float* __restrict__ in, const fl
   out[i] = acc;
 }
 
-__global__ void pool_max_nchw_kernel(const float* __restrict__ in, float* __restrict__ out, pool_shape p,
-                                     long long total) {
+__global__ void pool_max_nchw_kernel(const float* in, float* out, pool_shape p, long long total) {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i >= total) return;
   const int P = p.p, Q = p.q;
@@ -53,8 +51,7 @@ __global__ void pool_max_nchw_kernel(const float* __restrict__ in, float* __rest
   out[i] = m;
 }
 
-__global__ void softmax_fused_nchw_kernel(const float* __restrict__ in, float* __restrict__ out, int n, int c,
-                                          int hw) {
+__global__ void softmax_pixel_rows_nchw_kernel(const float* in, float* out, int n, int c, int hw) {
   const long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (row >= (long long)n * hw) return;
   const long long base = (row / hw) * (long long)c * hw + row % hw;  // consecutive rows: consecutive pixels
@@ -66,26 +63,39 @@ __global__ void softmax_fused_nchw_kernel(const float* __restrict__ in, float* _
   for (int j = 0; j < c; ++j) out[base + (long long)j * hw] = __expf(in[base + (long long)j * hw] - m) * inv;
 }
 
-unsigned grid(long long total) { return unsigned((total + block - 1) / block); }
+// The block size the CUDA occupancy calculator gives the kernel, as Kokkos chooses one for a
+// RangePolicy (cuda_get_opt_block_size: the largest block at the best occupancy), not a fixed 256.
+template <class Kernel>
+int block_for(Kernel k) {
+  int min_grid = 0, block = 0;
+  check(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, k, 0, 0), "cudaOccupancyMaxPotentialBlockSize");
+  return block;
+}
+unsigned grid(long long total, int block) { return unsigned((total + block - 1) / block); }
 
 }  // namespace
 
 void conv2d_direct_nchw(const float* in, const float* wt, const float* bias, float* out, const conv_shape& p,
                         void* stream) {
   const long long total = (long long)p.n * p.k * p.p() * p.q();
-  conv2d_direct_nchw_kernel<<<grid(total), block, 0, static_cast<cudaStream_t>(stream)>>>(in, wt, bias, out, p, total);
+  static const int block = block_for(conv2d_direct_nchw_kernel);
+  conv2d_direct_nchw_kernel<<<grid(total, block), block, 0, static_cast<cudaStream_t>(stream)>>>(in, wt, bias, out, p,
+                                                                                                total);
   check(cudaGetLastError(), "native conv2d launch");
 }
 
 void pool_max_nchw(const float* in, float* out, const pool_shape& p, void* stream) {
   const long long total = (long long)p.n * p.c * p.p * p.q;
-  pool_max_nchw_kernel<<<grid(total), block, 0, static_cast<cudaStream_t>(stream)>>>(in, out, p, total);
+  static const int block = block_for(pool_max_nchw_kernel);
+  pool_max_nchw_kernel<<<grid(total, block), block, 0, static_cast<cudaStream_t>(stream)>>>(in, out, p, total);
   check(cudaGetLastError(), "native pool launch");
 }
 
-void softmax_fused_nchw(const float* in, float* out, int n, int c, int hw, void* stream) {
+void softmax_pixel_rows_nchw(const float* in, float* out, int n, int c, int hw, void* stream) {
   const long long rows = (long long)n * hw;
-  softmax_fused_nchw_kernel<<<grid(rows), block, 0, static_cast<cudaStream_t>(stream)>>>(in, out, n, c, hw);
+  static const int block = block_for(softmax_pixel_rows_nchw_kernel);
+  softmax_pixel_rows_nchw_kernel<<<grid(rows, block), block, 0, static_cast<cudaStream_t>(stream)>>>(in, out, n, c,
+                                                                                                    hw);
   check(cudaGetLastError(), "native softmax launch");
 }
 

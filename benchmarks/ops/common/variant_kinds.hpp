@@ -23,7 +23,8 @@ inline const variant_kind regtile{"regtile", "several outputs per thread (tuning
                                              "registers; threads along the output's storage order, a tile apart"};
 inline const variant_kind gemm_kk{"gemm_kk", "one KokkosBlas::gemm on the stored operands (the BLAS behind Kokkos Kernels)"};
 inline const variant_kind onednn{"onednn", "oneDNN primitive (host builds), weights packed once untimed", origin::peer};
-inline const variant_kind native_cuda{"native_cuda", "plain CUDA without Kokkos, the same mapping as the kcnn baseline: "
+inline const variant_kind native_cuda{"native_cuda", "plain CUDA without Kokkos, the same algorithm and thread mapping as "
+                                                     "one kcnn variant (conv2d direct, pool naive, softmax vector; nchw): "
                                                      "what the abstraction costs", origin::peer};
 
 }  // namespace kcnn::bench::kinds

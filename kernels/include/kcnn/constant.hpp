@@ -32,7 +32,7 @@ constexpr bool launches_from_constant_memory() {
   if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
     using driver = Kokkos::Impl::ParallelFor<Functor, detail::constant_policy<Exec>, Kokkos::Cuda>;
     return Kokkos::Impl::DeduceCudaLaunchMechanism<driver>::launch_mechanism ==
-           Kokkos::Experimental::CudaLaunchMechanism::ConstantMemory;
+           Kokkos::Impl::Experimental::CudaLaunchMechanism::ConstantMemory;
   }
 #endif
   return sizeof(Functor) < 32768;

@@ -159,6 +159,10 @@ KOKKOS_FORCEINLINE_FUNCTION float lane_get(const float_lanes<W>& v, int l) {
 // The fastest-varying logical axis of a compile-time layout (nchw: w, nhwc: c, chwn: n).
 template <class Layout>
 inline constexpr axis run_axis = Layout::order[3];
+// Physical axis I (0: slowest) of a compile-time layout, as a constant that device code can use
+// (to nvcc, std::array's operator[] is a host function).
+template <class Layout, int I>
+inline constexpr axis order_at = Layout::order[I];
 
 // Logical coordinates (n, c, h, w) with one axis replaceable by id at compile time. Values
 // only, never references: a coordinate whose address is taken lives in memory, and the
@@ -215,7 +219,7 @@ KOKKOS_FORCEINLINE_FUNCTION int extent(const dims4& d) {
 // physical axes, slowest first.
 template <class Layout>
 KOKKOS_FORCEINLINE_FUNCTION coords4 row_start(int i0, int i1, int i2) {
-  return coords4{}.with<Layout::order[0]>(i0).template with<Layout::order[1]>(i1).template with<Layout::order[2]>(i2);
+  return coords4{}.with<order_at<Layout, 0>>(i0).template with<order_at<Layout, 1>>(i1).template with<order_at<Layout, 2>>(i2);
 }
 
 namespace detail {

@@ -133,6 +133,20 @@ struct direct_strided {
         detail::conv2d_direct_functor<detail::mapping::against_layout, In, Wt, Bias, Out>{in, wt, bias, out, p});
   }
 };
+// The same, consecutive threads on consecutive outputs of a fixed physical Order (e.g. layout::nhwc:
+// consecutive filters), whatever the tensors' layout. The global-memory twin of the constant-memory
+// warp mappings (direct_constant_warp_uniform / _divergent): with the same Order, a constant row and
+// a global row differ only in where the weights are read from. Compile-time layouts.
+template <class Order>
+struct direct_in_order {
+  using op = ops::conv2d;
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const conv2d_params& p) const {
+    Kokkos::parallel_for(
+        "kcnn::conv2d_direct_in_order", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+        detail::conv2d_direct_functor<detail::mapping::in_order<Order>, In, Wt, Bias, Out>{in, wt, bias, out, p});
+  }
+};
 }  // namespace variant
 
 }  // namespace kcnn
