@@ -1,13 +1,16 @@
 // The measurement itself: the cold-cache flush only reads, short cases are timed as several
 // back-to-back launches per sample (and only those that may run back to back), and the
-// working-set-in-cache mark.
+// working-set-in-cache mark; a timed run allocates nothing.
 #include "measure.hpp"
 #include "registry.hpp"
+#include "suite.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 using namespace kcnn::bench;
 
@@ -88,4 +91,47 @@ TEST(Measure, WorkingSetInCacheIsMarked) {
   EXPECT_FALSE(fits_in_cache(40e6, 10.5e6, 50e6));
   EXPECT_FALSE(fits_in_cache(0, 0, 50e6));  // nothing declared
   EXPECT_FALSE(fits_in_cache(1e3, 0, 0));   // cache size unknown
+}
+
+namespace {
+int allocations_seen = 0;
+void count_allocation(Kokkos_Profiling_SpaceHandle, const char*, const void*, std::uint64_t) { ++allocations_seen; }
+void no_init(int, std::uint64_t, std::uint32_t, Kokkos_Profiling_KokkosPDeviceInfo*) {}
+}  // namespace
+
+TEST(Measure, TimedRunsAllocateNothingAfterSetup) {
+  // A timed repetition is the kernel only: workspaces, handles and execution-space instances are
+  // made in setup (an instance made inside run allocates, and its destruction synchronises the
+  // device). Every variant of every smoke layer (batch 1), counted through Kokkos' tool hooks.
+  namespace kt = Kokkos::Tools::Experimental;
+  kt::set_init_callback(no_init);  // Kokkos calls the hooks only while a tool is "loaded"
+  kt::set_allocate_data_callback(count_allocation);
+  int runs = 0, setup_allocations = 0;
+  std::vector<std::string> allocating;
+  const auto su = load_suite(std::string(KCNN_SOURCE_DIR) + "/suites/smoke.csv");
+  for (auto l : su.layers) {
+    l.n = 1;
+    l.out = registry::instance().find_op(l.op)->output_shape(l);
+    for (const auto& v : registry::instance().variants()) {
+      if (v.op != l.op || v.origin() == origin::fault || (v.unsupported && !v.unsupported(l).empty())) continue;
+      auto c = v.make(l, case_settings{});
+      allocations_seen = 0;
+      c->setup(7);
+      setup_allocations += allocations_seen;
+      c->before_run();
+      c->run();
+      Kokkos::fence();
+      c->before_run();
+      allocations_seen = 0;
+      c->run();
+      Kokkos::fence();
+      if (allocations_seen > 0) allocating.push_back(case_key(v, l) + ": " + std::to_string(allocations_seen));
+      ++runs;
+    }
+  }
+  kt::set_allocate_data_callback(nullptr);
+  kt::set_init_callback(nullptr);
+  EXPECT_GT(runs, 100);
+  EXPECT_GT(setup_allocations, runs);  // the hooks did fire: every setup allocates its operands
+  EXPECT_TRUE(allocating.empty()) << allocating.size() << " variants allocate in run(), e.g. " << allocating.front();
 }

@@ -2,6 +2,9 @@
 
 #include "stats.hpp"
 
+#include <kcnn/conv2d/direct_constant.hpp>
+#include <kcnn/constant.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -35,6 +38,12 @@ struct read_every_element {
 };
 struct empty_kernel {
   KOKKOS_INLINE_FUNCTION void operator()(const int) const {}
+};
+// A one-element kernel carrying as many floats by value as a constant-memory conv2d does.
+struct constant_sized_kernel {
+  Kokkos::Array<float, constant_filter_capacity> w;
+  Kokkos::View<float*> out;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { out(i) = w[int(i)]; }
 };
 }  // namespace
 
@@ -185,6 +194,22 @@ double timer_overhead_seconds() {
     Kokkos::parallel_for("kcnn::empty", Kokkos::RangePolicy<>(0, 1), empty_kernel{});
     Kokkos::fence();
     t.push_back(timer.seconds());
+  }
+  return summarize(t).median;
+}
+
+double constant_launch_seconds() {
+  constant_sized_kernel k{};
+  k.out = Kokkos::View<float*>("kcnn::constant_launch", 1);
+  auto launch = [&] { parallel_for_constant("kcnn::constant_launch", Kokkos::DefaultExecutionSpace(), 1, k); };
+  launch();
+  std::vector<double> t;
+  for (int i = 0; i < 50; ++i) {
+    Kokkos::fence();
+    Kokkos::Timer timer;
+    for (int j = 0; j < 10; ++j) launch();
+    Kokkos::fence();
+    t.push_back(timer.seconds() / 10);
   }
   return summarize(t).median;
 }

@@ -66,6 +66,12 @@ void measure_case(const planned_case& pc, const case_settings& settings, const t
 // includes it once, a batched sample once per `launches` launches.
 double timer_overhead_seconds();
 
+// What one back-to-back launch of a one-element kernel carrying conv2d's constant capacity
+// (7680 floats) by value costs, through kcnn::parallel_for_constant (median over samples of 10).
+// On CUDA each such launch uploads its ~31 KB driver to constant memory and waits on the host for
+// the previous one: the constant rows' time includes this per launch. Recorded in the context.
+double constant_launch_seconds();
+
 // Kokkos reports a failed allocation as a std::bad_alloc or, depending on the version, a
 // std::runtime_error: "Kokkos failed to allocate memory for label ..." (3.x), "Kokkos ERROR:
 // Host memory space failed to allocate 1024 TiB (label=...)" (4.6).

@@ -253,7 +253,7 @@ bool fits_device(const std::vector<planned_case>& cases, const run_context& ctx,
 }
 
 json run_summary_json(const options& opt, const benchmark_run& run, const ceilings& ceil, double overhead_s,
-                      int interrupted_by, const gpu_clocks& clocks_start) {
+                      double constant_launch_s, int interrupted_by, const gpu_clocks& clocks_start) {
   const timing_policy p = timing_policy::from(opt);
   json timing = json::object();
   timing.set("warmup", p.warmup)
@@ -263,6 +263,7 @@ json run_summary_json(const options& opt, const benchmark_run& run, const ceilin
       .set("target_rel_spread", p.target_spread)
       .set("noisy_rel_spread", p.noisy_spread)
       .set("timer_overhead_us", overhead_s * 1e6)
+      .set("constant_launch_us", constant_launch_s * 1e6)
       .set("quick", p.quick)
       .set("cache", opt.cold ? "flushed" : "warm")
       .set("seed", static_cast<unsigned long long>(opt.seed))
@@ -319,6 +320,7 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
     print_ceilings(std::cerr, ceil, ctx.blas);
   }
   const double overhead_s = timer_overhead_seconds();
+  const double constant_launch_s = constant_launch_seconds();
   benchmark_run run(opt, std::move(cases), *writer, ctx, ceil, settings, overhead_s);
   run.add_to_google_benchmark();
   std::signal(SIGINT, on_stop_signal);
@@ -333,7 +335,7 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   if (opt.network && !interrupted_by) network_failures = run_network_plans(opt, suites, run.measured(), *writer, settings);
 
   try {
-    writer->close(run_summary_json(opt, run, ceil, overhead_s, interrupted_by, clocks_start));
+    writer->close(run_summary_json(opt, run, ceil, overhead_s, constant_launch_s, interrupted_by, clocks_start));
   } catch (const std::exception& e) {
     std::cerr << "kcnn-bench: error: " << e.what() << "\n";
     return 1;
