@@ -521,3 +521,123 @@ TEST(Cli, LayerLargerThanTheDeviceMemoryIsAnInputError) {
   EXPECT_NE(r.err.find("kcnn_cli_footprint.csv:3: field 'n': layer 'huge' needs"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
 }
+
+#if defined(KCNN_HAVE_MPI)
+// --mpi: two ranks on this host (mpirun --oversubscribe; as root, Open MPI needs its
+// allow-run-as-root variables). Each test is bounded by `timeout` so that a hang fails it.
+namespace {
+std::string mpirun(int ranks, const std::string& exe) {
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  return "-k 10 240 '" + std::string(KCNN_MPIEXEC) + "' -n " + std::to_string(ranks) +
+         " --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none '" + exe + "'";
+}
+std::set<std::string> column_values(const std::vector<std::string>& rows, const std::string& name) {
+  const auto head = split(rows.at(0), ',');
+  std::set<std::string> v;
+  for (std::size_t i = 1; i < rows.size(); ++i) v.insert(split(rows[i], ',')[col(head, name)]);
+  return v;
+}
+}  // namespace
+
+TEST(Cli, MpiShardMergesEveryRanksRowsIntoOneFileWithTheCasesOfOneRank) {
+  const auto listed = lines(run(KCNN_BENCH_EXE, "--suite smoke --list").out);
+  ASSERT_GT(listed.size(), 100u);
+  const fs::path out = fresh_dir("kcnn_cli_mpi_shard");
+  const auto r = run("timeout", mpirun(2, KCNN_BENCH_EXE) + " --mpi shard --suite smoke --quick --no-ceilings --out " +
+                                    out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto csvs = files_with(out, ".csv");
+  ASSERT_EQ(csvs.size(), 1u);  // one merged file
+  EXPECT_TRUE(files_with(out, ".partial").empty()) << "the ranks' own files are removed after the merge";
+  const auto rows = lines(slurp(csvs[0]));
+  const auto head = split(rows[0], ',');
+  std::multiset<std::string> keys;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = split(rows[i], ',');
+    keys.insert(f[col(head, "key")]);
+    EXPECT_EQ(f[col(head, "status")], "ok") << rows[i];
+    EXPECT_EQ(f[col(head, "ranks")], "1");
+  }
+  EXPECT_EQ(keys, std::multiset<std::string>(listed.begin(), listed.end()));
+  EXPECT_EQ(column_values(rows, "rank"), (std::set<std::string>{"0", "1"}));  // both ranks worked
+  // Each rank's rows point to its own context.
+  const auto run_ids = column_values(rows, "run_id");
+  EXPECT_EQ(run_ids.size(), 2u);
+  const std::string json = slurp(files_with(out, ".json").at(0));
+  EXPECT_NE(json.find("\"mode\": \"shard\""), std::string::npos);
+  for (const auto& id : run_ids) EXPECT_NE(json.find(id), std::string::npos) << id;
+  EXPECT_NE(json.find("\"ok\": " + std::to_string(listed.size())), std::string::npos) << "case counts of both ranks";
+}
+
+TEST(Cli, MpiReplicateGivesPerRankRowsAndAggregateRates) {
+  const fs::path suite = write_suite("mpi_replicate", "t,copy,transfer,1,1,1,4000000,,,,,,\n"
+                                                      "t,relu,relu,4,16,128,128,,,,,,\n");
+  const fs::path out = fresh_dir("kcnn_cli_mpi_replicate");
+  const auto r = run("timeout", mpirun(2, KCNN_BENCH_EXE) + " --mpi replicate --suite " + suite.string() +
+                                    " --variant h2h,naive --layout nchw --space global --quick --no-ceilings --out " +
+                                    out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = lines(slurp(files_with(out, ".csv").at(0)));
+  const auto head = split(rows[0], ',');
+  std::map<std::string, std::multiset<std::string>> ranks_of;  // "key ranks" -> ranks that timed it
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = split(rows[i], ',');
+    EXPECT_EQ(f[col(head, "status")], "ok") << rows[i];
+    ranks_of[f[col(head, "key")] + " " + f[col(head, "ranks")]].insert(f[col(head, "rank")]);
+    const std::string note = f[col(head, "note")];
+    EXPECT_NE(note.find(f[col(head, "ranks")] + (f[col(head, "ranks")] == "1" ? " rank at once" : " ranks at once") +
+                        ": aggregate "), std::string::npos) << note;
+  }
+  ASSERT_EQ(ranks_of.size(), 4u) << "2 cases x (1 rank, 2 ranks at once)";
+  for (const auto& [k, rs] : ranks_of)
+    EXPECT_EQ(rs, (k.back() == '1' ? std::multiset<std::string>{"0"} : std::multiset<std::string>{"0", "1"})) << k;
+}
+
+TEST(Cli, MpiAFailedValidationOnOneRankEndsTheJobWith1WithoutHanging) {
+  const fs::path out = fresh_dir("kcnn_cli_mpi_fault");
+  const auto r = run("timeout", mpirun(2, KCNN_FAULTS_EXE) + " --mpi shard --quick --no-ceilings --suite smoke "
+                                    "--op conv2d --layout nchw --variant direct,faulty_halo_off_by_one --out " + out.string());
+  EXPECT_EQ(r.code, 1) << r.err;  // not 124 (timeout) nor a crash
+  const auto rows = lines(slurp(files_with(out, ".csv").at(0)));
+  const auto head = split(rows[0], ',');
+  int failed = 0, ok = 0;
+  std::set<std::string> failing_ranks;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = split(rows[i], ',');
+    if (f[col(head, "status")] == "failed_validation") {
+      ++failed;
+      failing_ranks.insert(f[col(head, "rank")]);
+    }
+    ok += f[col(head, "status")] == "ok";
+  }
+  EXPECT_GT(failed, 0);
+  EXPECT_GT(ok, 0);
+  EXPECT_FALSE(failing_ranks.empty());
+}
+#endif
+
+#if defined(KCNN_HAVE_MPI)
+TEST(Cli, MpiJobKilledBeforeItsMergeIsFinishedByResume) {
+  // mpirun, sent SIGTERM, kills its ranks at once: rank 0's file stays .partial and the other
+  // rank's rows wait beside it. --resume adopts them and runs only what is missing.
+  const auto listed = lines(run(KCNN_BENCH_EXE, "--suite smoke --list").out);
+  const fs::path out = fresh_dir("kcnn_cli_mpi_killed");
+  const std::string cmd = "timeout -s TERM 6 " + mpirun(2, KCNN_BENCH_EXE).substr(std::string("-k 10 240 ").size()) +
+                          " --mpi shard --suite smoke --quick --no-ceilings --out " + out.string();
+  (void)std::system(("cd '" + std::string(KCNN_SOURCE_DIR) + "' && " + cmd + " >/dev/null 2>&1").c_str());
+  auto partial = files_with(out, ".csv.partial");
+  auto done = files_with(out, ".csv");
+  ASSERT_EQ(partial.size() + done.size(), 1u);
+  const fs::path file = partial.empty() ? done[0] : partial[0];
+  const auto r = run("timeout", mpirun(2, KCNN_BENCH_EXE) + " --mpi shard --suite smoke --quick --no-ceilings --resume " +
+                                    file.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(files_with(out, ".partial").empty());
+  const auto rows = lines(slurp(files_with(out, ".csv").at(0)));
+  const auto head = split(rows[0], ',');
+  std::multiset<std::string> keys;
+  for (std::size_t i = 1; i < rows.size(); ++i) keys.insert(split(rows[i], ',')[col(head, "key")]);
+  EXPECT_EQ(keys, std::multiset<std::string>(listed.begin(), listed.end())) << "every case once";
+}
+#endif

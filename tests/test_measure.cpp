@@ -2,6 +2,7 @@
 // back-to-back launches per sample (and only those that may run back to back), and the
 // working-set-in-cache mark; a timed run allocates nothing.
 #include "measure.hpp"
+#include "mpi_job.hpp"
 #include "registry.hpp"
 #include "suite.hpp"
 
@@ -134,4 +135,50 @@ TEST(Measure, TimedRunsAllocateNothingAfterSetup) {
   EXPECT_GT(runs, 100);
   EXPECT_GT(setup_allocations, runs);  // the hooks did fire: every setup allocates its operands
   EXPECT_TRUE(allocating.empty()) << allocating.size() << " variants allocate in run(), e.g. " << allocating.front();
+}
+
+TEST(Mpi, ShardsAreBalancedByCostNotByCount) {
+  // One expensive case and five cheap ones on two ranks: the expensive one alone on one rank.
+  const std::vector<double> cost{1.0, 1.0, 10.0, 1.0, 1.0, 1.0};
+  const auto owner = assign_by_cost(cost, 2);
+  ASSERT_EQ(owner.size(), cost.size());
+  EXPECT_EQ(owner[2], 0);
+  for (std::size_t i : {0, 1, 3, 4, 5}) EXPECT_EQ(owner[i], 1) << i;
+  // Equal costs alternate, in the listed order; one rank takes everything; the same input gives
+  // the same assignment (every rank computes it itself).
+  EXPECT_EQ(assign_by_cost({2, 2, 2, 2}, 2), (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(assign_by_cost({3, 1, 2}, 1), (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(assign_by_cost({5, 4, 3, 3, 2, 2}, 3), assign_by_cost({5, 4, 3, 3, 2, 2}, 3));
+  std::vector<double> load(3, 0);
+  const std::vector<double> c3{5, 4, 3, 3, 2, 2};
+  const auto o3 = assign_by_cost(c3, 3);
+  for (std::size_t i = 0; i < c3.size(); ++i) load[std::size_t(o3[i])] += c3[i];
+  EXPECT_EQ(load, (std::vector<double>{7, 6, 6}));
+}
+
+TEST(Mpi, ReplicateRunsOnOneTwoFourAndAllRanks) {
+  EXPECT_EQ(replicate_rank_counts(1), (std::vector<int>{1}));
+  EXPECT_EQ(replicate_rank_counts(2), (std::vector<int>{1, 2}));
+  EXPECT_EQ(replicate_rank_counts(6), (std::vector<int>{1, 2, 4, 6}));
+  EXPECT_EQ(replicate_rank_counts(8), (std::vector<int>{1, 2, 4, 8}));
+}
+
+TEST(Mpi, ReplicateNoteSumsTheRanksRates) {
+  // 2 GB in 1 s and in 2 s: 2 + 1 = 3 GB/s together; a rank that did not time it is left out.
+  EXPECT_EQ(replicate_note(2e9, {1.0, 2.0}), "2 ranks at once: aggregate 3.00 GB/s (per rank 2.00, 1.00)");
+  EXPECT_EQ(replicate_note(2e9, {1.0, -1.0}), "2 ranks at once: aggregate 2.00 GB/s (per rank 2.00, -)");
+  EXPECT_EQ(replicate_note(1e9, {0.5}), "1 rank at once: aggregate 2.00 GB/s (per rank 2.00)");
+}
+
+TEST(Mpi, WithoutMpiTheJobIsOneRankAndCollectivesAreTheIdentity) {
+  mpi_job& job = mpi_job::instance();
+  ASSERT_FALSE(job.active());  // the tests run without --mpi
+  EXPECT_EQ(job.rank(), 0);
+  EXPECT_EQ(job.size(), 1);
+  EXPECT_EQ(job.agree_max(7, "t"), 7);
+  EXPECT_EQ(job.broadcast("x", "t"), "x");
+  EXPECT_EQ(job.gather("rows", "t"), std::vector<std::string>{"rows"});
+  ASSERT_NE(job.first_ranks(1), nullptr);
+  EXPECT_EQ(job.first_ranks(2), nullptr);
+  EXPECT_EQ(job.first_ranks(1)->agree_min(3, "t"), 3);
 }

@@ -137,3 +137,32 @@ TEST(Stats, NoisyRowsAreMarkedWithTheirSpread) {
   EXPECT_EQ(kcnn::bench::noisy_note(quiet, 3, 0.05), "");
   EXPECT_EQ(kcnn::bench::noisy_note(noisy, 1, 0.05), "");  // one sample: no spread to judge
 }
+
+TEST(Results, ResumeAdoptsTheRowsOtherRanksLeftBesideTheFile) {
+  // An MPI job killed before its merge leaves rank 0's <file>.csv.partial and, beside it, each
+  // other rank's <file>.csv.rank<r>.partial: --resume appends their whole rows and removes them.
+  const fs::path dir = kcnn_test_tmp() / "adopt";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string header;
+  for (const auto& c : result_columns()) header += (header.empty() ? "" : ",") + c;
+  auto row = [](const std::string& key, const std::string& status) {
+    run_context ctx;
+    ctx.run_id = "R-r1";
+    result_row r;
+    r.key = key;
+    r.status = status;
+    r.rank = 1;
+    return csv_line(ctx, r);
+  };
+  const fs::path main = dir / "20261124T000000Z-smoke.csv.partial";
+  std::ofstream(main) << header << "\n" << row("a", "ok") << "\n";
+  std::ofstream(dir / "20261124T000000Z-smoke.csv.rank1.partial")
+      << row("b", "ok") << "\n" << row("c", "failed_validation") << "\n" << row("d", "ok").substr(0, 20);  // cut short
+  std::ofstream(dir / "20261124T000000Z-other.csv.rank1.partial") << row("z", "ok") << "\n";  // another run's
+  EXPECT_EQ(adopt_rank_rows(main.string()), 2u);
+  EXPECT_FALSE(fs::exists(dir / "20261124T000000Z-smoke.csv.rank1.partial"));
+  EXPECT_TRUE(fs::exists(dir / "20261124T000000Z-other.csv.rank1.partial"));
+  EXPECT_EQ(finished_keys(main.string()), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(adopt_rank_rows(main.string()), 0u);  // nothing left to adopt
+}

@@ -99,6 +99,12 @@ bool out_of_memory(const std::exception& e) {
 
 void measure_case(const planned_case& pc, const case_settings& settings, const timing_policy& policy,
                   std::uint64_t seed, const cache_flusher* flusher, result_row& row) {
+  // With other ranks (policy.sync), every collective below is made by each of them in the same
+  // order, whatever happens here: a rank that failed before the validation agreement still
+  // takes part in it (in the catch block).
+  sample_sync* const sync = policy.sync;
+  bool agreed_on_validation = false;
+  const std::string what = pc.key;
   try {
     std::unique_ptr<bench_case> c = pc.variant->make(pc.spec, settings);
     row.tolerance = c->tolerance();
@@ -122,14 +128,25 @@ void measure_case(const planned_case& pc, const case_settings& settings, const t
     const double validate_s = validate_clock.seconds();
     const comparison cmp = c->validate();
     row.rel_error = cmp.non_finite > 0 ? -1 : cmp.rel_l2;
+    bool everyone_passed = cmp.passed;
+    if (sync) {
+      agreed_on_validation = true;
+      everyone_passed = sync->agree_min(cmp.passed ? 1 : 0, "the validation of " + what) == 1;
+    }
     if (!cmp.passed) {
       row.status = "failed_validation";
       row.note = cmp.message;
       return;
     }
+    if (!everyone_passed) {
+      row.status = "skipped";
+      row.note = "another rank failed the validation of this case: not timed";
+      return;
+    }
     // Quick mode is a smoke pass: a case whose validation run alone exceeded the budget is not
     // run again; that fenced run is its one sample (the row's note says so).
-    const bool slow_quick = policy.quick && validate_s > policy.budget_s;
+    bool slow_quick = policy.quick && validate_s > policy.budget_s;
+    if (sync) slow_quick = sync->agree_max(slow_quick ? 1 : 0, "quick mode of " + what) == 1;
     std::vector<double> samples;
     int launches = 1;
     if (slow_quick) {
@@ -147,6 +164,7 @@ void measure_case(const planned_case& pc, const case_settings& settings, const t
         if (flusher) (*flusher)();
         c->before_run();
         Kokkos::fence();  // nothing else in flight when the clock starts
+        if (sync) sync->barrier("a sample of " + what);  // every rank starts together
         Kokkos::Timer t;
         for (int i = 0; i < k; ++i) c->run();
         Kokkos::fence();  // the kernels have finished when the clock stops
@@ -154,14 +172,16 @@ void measure_case(const planned_case& pc, const case_settings& settings, const t
       };
       launches = launches_per_sample(sample(1), policy.overhead_s, !flusher && c->runs_back_to_back(),
                                      policy.max_launches);
+      if (sync) launches = sync->agree_max(launches, "the launches per sample of " + what);
       Kokkos::Timer budget;
       while (true) {
         samples.push_back(sample(launches));
         const int n = int(samples.size());
-        if (n >= policy.max_reps) break;
-        if (n >= policy.min_reps &&
-            (summarize(samples).rel_spread() < policy.target_spread || budget.seconds() > policy.budget_s))
-          break;
+        bool stop = n >= policy.max_reps ||
+                    (n >= policy.min_reps &&
+                     (summarize(samples).rel_spread() < policy.target_spread || budget.seconds() > policy.budget_s));
+        if (sync) stop = sync->agree_max(stop ? 1 : 0, "the repetitions of " + what) == 1;
+        if (stop) break;
       }
     }
     const sample_stats s = summarize(samples);
@@ -183,6 +203,7 @@ void measure_case(const planned_case& pc, const case_settings& settings, const t
     const bool oom = out_of_memory(e);
     row.status = oom ? "skipped" : "error";
     row.note = oom ? std::string("out of memory: ") + e.what() : e.what();
+    if (sync && !agreed_on_validation) sync->agree_min(0, "the validation of " + what);
   }
 }
 

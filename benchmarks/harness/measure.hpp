@@ -23,6 +23,9 @@ struct timing_policy {
   bool quick = false;           // a validation run over budget is the case's one sample
   double overhead_s = 0;        // timer_overhead_seconds() of this run; 0: never batch launches
   int max_launches = 1000;      // launches per sample at most
+  // Set when several ranks time the case together (--mpi replicate): measure_case then agrees
+  // with them on validation, batching and stopping, and starts every sample after a barrier.
+  sample_sync* sync = nullptr;
   static timing_policy from(const options& o);
 };
 

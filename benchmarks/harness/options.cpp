@@ -113,6 +113,13 @@ layers of a suite: validate against the host reference, then time. Writes
   --resume FILE        run only the cases FILE (a results .csv, or the .csv.partial of an
                        interrupted or crashed run) does not already hold with status ok, and
                        append their rows to it
+  --mpi MODE           under mpirun or srun, one rank per device (MPI builds): `shard` divides
+                       the cases among the ranks by estimated cost and merges every rank's rows
+                       into one results file on rank 0; `replicate` runs every case on 1, 2, 4,
+                       ... all ranks at once, each sample started together, for contention
+                       (rows per rank, column ranks; the aggregate rate in the note)
+  --mpi-timeout S      the longest wait for the other ranks inside a case (default 600 s):
+                       past it the job is aborted, naming the rank and the case
   --help               this text
 
 SIGINT or SIGTERM: the case running finishes and is written, the rest is skipped, the files
@@ -171,6 +178,14 @@ options parse_options(int argc, char** argv) {
     else if (a == "--out") { o.out = need(); if (o.out.empty()) throw usage_error("--out: empty path"); }
     else if (a == "--seed") o.seed = parse_number<std::uint64_t>(a, need(), 0);
     else if (a == "--uvm-cap") o.uvm_cap_gib = parse_double(a, need());
+    else if (a == "--mpi") {
+      const std::string m = need();
+      if (m == "shard") o.mpi = mpi_mode::shard;
+      else if (m == "replicate") o.mpi = mpi_mode::replicate;
+      else throw usage_error("--mpi: '" + m + "' is not a mode (shard, replicate)");
+      if (!have_mpi()) throw usage_error("--mpi: this kcnn-bench was built without MPI (configure found none)");
+    }
+    else if (a == "--mpi-timeout") o.mpi_timeout_s = parse_double(a, need());
     else if (a == "--warmup") { o.warmup = parse_number<int>(a, need(), 0); quick_set_warm = true; }
     else if (a == "--min-reps") { o.min_reps = parse_number<int>(a, need(), 1); quick_set_min = true; }
     else if (a == "--max-reps") o.max_reps = parse_number<int>(a, need(), 1);

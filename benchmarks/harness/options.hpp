@@ -1,6 +1,7 @@
 #pragma once
 // Command-line options of kcnn-bench (Google Benchmark's --benchmark_* flags pass through).
 #include "axes.hpp"
+#include "mpi_job.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -37,6 +38,8 @@ struct options {
   std::string out = "results";
   std::uint64_t seed = 20161113;
   double uvm_cap_gib = 4.0;           // cap on the device budget of the UVM oversubscription study
+  mpi_mode mpi = mpi_mode::none;      // --mpi shard | replicate (MPI builds, under mpirun or srun)
+  double mpi_timeout_s = 600;         // --mpi-timeout: the longest wait for the other ranks
   // Timing policy (quick mode lowers these).
   int warmup = 2;
   int min_reps = 10;

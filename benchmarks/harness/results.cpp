@@ -19,7 +19,7 @@ const std::vector<std::string>& result_columns() {
       "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "origin", "key", "cache", "fits_in_cache",
       "reps", "launches", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "time_ms_mean",
       "bytes", "flops", "workspace_bytes", "passes", "gbps", "gflops", "arithmetic_intensity",
-      "roofline_pct", "predicted_dram_bytes", "rel_error", "tolerance", "status", "note"};
+      "roofline_pct", "predicted_dram_bytes", "rel_error", "tolerance", "status", "note", "rank", "ranks"};
   return cols;
 }
 
@@ -108,6 +108,40 @@ std::vector<std::string> finished_keys(const std::string& path) {
   return keys;
 }
 
+std::size_t adopt_rank_rows(const std::string& path) {
+  const std::string suffix = ".partial";
+  const bool partial = path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const fs::path final_path = partial ? path.substr(0, path.size() - suffix.size()) : path;
+  const std::string prefix = final_path.filename().string() + ".rank";
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path(), ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0 && n.size() > prefix.size() + suffix.size() &&
+        n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      found.push_back(e.path());
+  }
+  std::sort(found.begin(), found.end());
+  std::size_t adopted = 0;
+  if (found.empty()) return 0;
+  std::ofstream out(path, std::ios::app);
+  if (!out) throw std::runtime_error(path + ": cannot append the other ranks' rows");
+  for (const auto& f : found) {
+    std::ifstream in(f);
+    if (!in) throw std::runtime_error(f.string() + ": cannot read this rank's rows");
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty() && csv_fields(line).size() == result_columns().size()) {
+        out << line << "\n";
+        ++adopted;
+      }
+    out.flush();
+    if (!out) throw std::runtime_error(path + ": write failed");
+    fs::remove(f, ec);
+  }
+  return adopted;
+}
+
 results_writer::results_writer(const append_to& existing, const run_context& ctx) : ctx_(ctx) {
   (void)finished_keys(existing.path);  // checks that it exists and has this version's header
   const std::string p = existing.path;
@@ -125,7 +159,7 @@ results_writer::~results_writer() {
   if (!closed_ && csv_.is_open()) csv_.flush();
 }
 
-void results_writer::write(const result_row& r) {
+std::string csv_line(const run_context& ctx_, const result_row& r) {
   const bool timed = r.status == "ok" && r.time_ms_median > 0;
   const double secs = r.time_ms_median * 1e-3;
   const std::vector<std::string> f = {
@@ -143,9 +177,17 @@ void results_writer::write(const result_row& r) {
       timed ? num(r.flops / secs / 1e9) : "", r.bytes > 0 ? num(r.flops / r.bytes) : "",
       timed && r.roofline_pct >= 0 ? num(r.roofline_pct, 4) : "",
       r.predicted_dram_bytes >= 0 ? num(r.predicted_dram_bytes, 15) : "",
-      r.rel_error >= 0 ? num(r.rel_error, 4) : "", num(r.tolerance, 3), r.status, r.note};
-  for (std::size_t i = 0; i < f.size(); ++i) csv_ << (i ? "," : "") << csv_escape(f[i]);
-  csv_ << "\n" << std::flush;
+      r.rel_error >= 0 ? num(r.rel_error, 4) : "", num(r.tolerance, 3), r.status, r.note, std::to_string(r.rank),
+      std::to_string(r.ranks)};
+  std::string line;
+  for (std::size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + csv_escape(f[i]);
+  return line;
+}
+
+void results_writer::write(const result_row& r) { write_line(csv_line(ctx_, r)); }
+
+void results_writer::write_line(const std::string& line) {
+  csv_ << line << "\n" << std::flush;
   if (!csv_) throw std::runtime_error("write failed: " + partial_path_);
 }
 

@@ -32,6 +32,8 @@ struct result_row {
   double tolerance = 0;
   std::string status;  // ok | failed_validation | skipped | error
   std::string note;
+  int rank = 0;   // the MPI rank that ran the case (0 without MPI)
+  int ranks = 1;  // how many ranks ran this case at the same time (--mpi replicate), else 1
 };
 
 const std::vector<std::string>& result_columns();
@@ -40,8 +42,17 @@ const std::vector<std::string>& result_columns();
 // std::runtime_error naming the file when it cannot be read or its header is not this version's.
 std::vector<std::string> finished_keys(const std::string& path);
 
+// --resume after an MPI job that died before its merge: the other ranks' rows wait beside the
+// results file as `<results>.rank<r>.partial` (results: the .csv, or its .csv.partial); appends
+// their complete rows (those with this version's column count) to `path` and removes them.
+// Returns how many rows were adopted. Throws std::runtime_error naming a file it cannot use.
+std::size_t adopt_rank_rows(const std::string& path);
+
 // CSV field quoting (RFC 4180).
 std::string csv_escape(const std::string& s);
+
+// One CSV line (no newline) of row r measured under context ctx.
+std::string csv_line(const run_context& ctx, const result_row& r);
 
 class results_writer {
  public:
@@ -55,6 +66,8 @@ class results_writer {
   results_writer(const append_to& existing, const run_context& ctx);
   ~results_writer();
   void write(const result_row& row);
+  // A line csv_line made elsewhere (another MPI rank's row), appended as it is.
+  void write_line(const std::string& line);
   // Writes the JSON sidecar (the context plus the members of `extra`, atomically) and renames
   // the CSV into place.
   void close(const json& extra);

@@ -10,6 +10,7 @@
 #include "format.hpp"
 #include "gpu_clocks.hpp"
 #include "measure.hpp"
+#include "mpi_job.hpp"
 #include "modes.hpp"
 #include "options.hpp"
 #include "registry.hpp"
@@ -25,8 +26,12 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -57,20 +62,36 @@ timing_policy with_overhead(timing_policy p, double overhead_s) {
   return p;
 }
 
+// The case running now, for the message of a rank that has to end the job.
+std::string current_case;
+
+// One timed run of a case: by `ranks` ranks at once (--mpi replicate), else by this rank alone.
+struct run_item {
+  std::size_t case_index = 0;
+  int ranks = 1;
+};
+
 // The benchmark run: every planned case through Google Benchmark (which sees one iteration whose
-// manual time is the harness's median), one row each, a progress line each.
+// manual time is the harness's median), one row each, a progress line each (rank 0's, with MPI).
+// Rows go to `sink`: the results file on rank 0, a rank-local file on the other ranks.
 class benchmark_run {
  public:
-  benchmark_run(const options& o, std::vector<planned_case> cases, results_writer& w, const run_context& ctx,
-                const ceilings& ceil, const case_settings& settings, double overhead_s)
-      : opt_(o), policy_(with_overhead(timing_policy::from(o), overhead_s)), cases_(std::move(cases)), writer_(w), ctx_(ctx), ceil_(ceil),
-        settings_(settings) {
+  benchmark_run(const options& o, std::vector<planned_case> cases, std::function<void(const result_row&)> sink,
+                const run_context& ctx, const ceilings& ceil, const case_settings& settings, double overhead_s,
+                mpi_job& job, std::size_t cases_in_all)
+      : opt_(o), policy_(with_overhead(timing_policy::from(o), overhead_s)), cases_(std::move(cases)),
+        sink_(std::move(sink)), ctx_(ctx), ceil_(ceil), settings_(settings), job_(job), cases_in_all_(cases_in_all) {
     if (opt_.cold) flusher_ = std::make_unique<cache_flusher>(ctx.device.l2_or_llc_bytes);
+    const std::vector<int> counts = opt_.mpi == mpi_mode::replicate ? replicate_rank_counts(job_.size()) : std::vector<int>{1};
+    for (std::size_t i = 0; i < cases_.size(); ++i)
+      for (int k : counts) items_.push_back({i, k});
   }
 
   void add_to_google_benchmark() {
-    for (std::size_t i = 0; i < cases_.size(); ++i) {
-      auto* b = benchmark::RegisterBenchmark(cases_[i].key.c_str(), [this, i](benchmark::State& st) { run_case(st, i); });
+    for (std::size_t i = 0; i < items_.size(); ++i) {
+      const auto& it = items_[i];
+      const std::string name = cases_[it.case_index].key + (opt_.mpi == mpi_mode::replicate ? "/ranks_" + std::to_string(it.ranks) : "");
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), [this, i](benchmark::State& st) { run_case(st, i); });
       b->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     }
   }
@@ -103,22 +124,49 @@ class benchmark_run {
 
  private:
   void progress(std::size_t i) {
+    if (job_.rank() != 0) return;  // with MPI, rank 0 speaks for the job
     const double el = clock_.seconds();
+    const auto& it = items_[i];
     std::ostringstream o;
-    o << "[" << (i + 1) << "/" << cases_.size() << "] " << cases_[i].key << "  elapsed " << fixed(el, 1) << "s";
-    if (done_ > 0) o << ", ~" << fixed(el / double(done_) * double(cases_.size() - done_), 1) << "s left";
+    o << "[" << (i + 1) << "/" << items_.size() << "] " << cases_[it.case_index].key;
+    if (opt_.mpi == mpi_mode::replicate) o << " on " << it.ranks << " of " << job_.size() << " ranks";
+    if (opt_.mpi == mpi_mode::shard) o << " (rank 0's share: " << cases_in_all_ << " cases on " << job_.size() << " ranks)";
+    o << "  elapsed " << fixed(el, 1) << "s";
+    if (done_ > 0) o << ", ~" << fixed(el / double(done_) * double(items_.size() - done_), 1) << "s left";
     std::cerr << o.str() << std::endl;
   }
 
   void run_case(benchmark::State& st, std::size_t i) {
-    if (stop_signal) {
+    const run_item& it = items_[i];
+    const planned_case& pc = cases_[it.case_index];
+    const bool replicate = opt_.mpi == mpi_mode::replicate;
+    // Replicate: the ranks agree to stop (a signal may reach them at different cases), and a rank
+    // not among the first it.ranks waits for the others at the end of the case.
+    const bool stop = replicate ? job_.agree_max(stop_signal != 0, "the start of " + pc.key) != 0 : stop_signal != 0;
+    if (stop) {
       st.SkipWithError("interrupted");
       return;
     }
-    const planned_case& pc = cases_[i];
+    sample_sync* sync = replicate ? job_.first_ranks(it.ranks) : nullptr;
+    if (replicate && !sync) {
+      job_.barrier("the end of " + pc.key + " on " + std::to_string(it.ranks) + " ranks");
+      st.SkipWithError(("not among the " + std::to_string(it.ranks) + " ranks of this run").c_str());
+      return;
+    }
+    current_case = pc.key;
     progress(i);
     result_row row = case_row(pc, ctx_.suite, opt_.cold);
-    measure_case(pc, settings_, policy_, opt_.seed, flusher_.get(), row);
+    row.rank = job_.rank();
+    row.ranks = it.ranks;
+    timing_policy policy = policy_;
+    policy.sync = sync;
+    measure_case(pc, settings_, policy, opt_.seed, flusher_.get(), row);
+    if (sync) {
+      // Each rank's time, and the rate of all of them together.
+      const double secs = row.status == "ok" ? row.time_ms_median * 1e-3 : -1;
+      const std::vector<double> t = sync->all_gather(secs, "the times of " + pc.key);
+      row.note = join_notes(row.note, replicate_note(row.bytes, t));
+    }
     if (row.status == "ok") {
       for (auto _ : st) st.SetIterationTime(row.time_ms_median * 1e-3);
       st.counters["bytes"] = benchmark::Counter(row.bytes, benchmark::Counter::kIsRate);
@@ -131,19 +179,23 @@ class benchmark_run {
     } else {
       st.SkipWithError((row.status == "failed_validation" ? "failed validation: " + row.note : row.note).c_str());
     }
-    writer_.write(row);
+    sink_(row);
     if (row.status == "failed_validation" || row.status == "error") ++failures_;
     rows_.push_back(row);
     ++done_;
+    if (replicate) job_.barrier("the end of " + pc.key + " on " + std::to_string(it.ranks) + " ranks");
   }
 
   const options& opt_;
   const timing_policy policy_;
   std::vector<planned_case> cases_;
-  results_writer& writer_;
+  std::vector<run_item> items_;
+  std::function<void(const result_row&)> sink_;
   const run_context& ctx_;
   const ceilings& ceil_;
   const case_settings settings_;
+  mpi_job& job_;
+  std::size_t cases_in_all_;
   std::unique_ptr<cache_flusher> flusher_;
   std::vector<result_row> rows_;
   std::vector<measured_case> measured_;
@@ -252,8 +304,8 @@ bool fits_device(const std::vector<planned_case>& cases, const run_context& ctx,
   return true;
 }
 
-json run_summary_json(const options& opt, const benchmark_run& run, const ceilings& ceil, double overhead_s,
-                      double constant_launch_s, int interrupted_by, const gpu_clocks& clocks_start) {
+json run_summary_json(const options& opt, const std::map<std::string, unsigned long>& counts, const ceilings& ceil,
+                      double overhead_s, double constant_launch_s, int interrupted_by, const gpu_clocks& clocks_start) {
   const timing_policy p = timing_policy::from(opt);
   json timing = json::object();
   timing.set("warmup", p.warmup)
@@ -273,7 +325,7 @@ json run_summary_json(const options& opt, const benchmark_run& run, const ceilin
            "it lasts 100x timer_overhead_us, at most " + std::to_string(p.max_launches) +
                "; times are per launch; the row's launches column says which");
   json cases = json::object();
-  for (const char* s : {"ok", "failed_validation", "skipped", "error"}) cases.set(s, static_cast<unsigned long>(run.count(s)));
+  for (const char* s : {"ok", "failed_validation", "skipped", "error"}) cases.set(s, counts.at(s));
   json extra = json::object();
   extra.set("timing", timing).set("ceilings", ceilings_json(ceil)).set("cases", cases).set("interrupted", interrupted_by != 0);
   extra.set("gpu_clocks", json::object().set("start", gpu_clocks_json(clocks_start)).set("end", gpu_clocks_json(read_gpu_clocks())));
@@ -282,8 +334,36 @@ json run_summary_json(const options& opt, const benchmark_run& run, const ceilin
 }
 
 // The benchmark run over the selected cases, then --network's plans.
+// The rows of the other ranks (--mpi), as CSV lines, written where the rank runs until rank 0
+// has merged them: `<rank 0's results file>.rank<r>.partial`, removed after the merge, kept if
+// the job dies first.
+class rank_rows_file {
+ public:
+  rank_rows_file(const std::string& path, const run_context& ctx) : path_(path), ctx_(ctx), out_(path, std::ios::trunc) {
+    if (!out_) throw std::runtime_error("cannot write " + path_);
+  }
+  void write(const result_row& r) {
+    const std::string line = csv_line(ctx_, r);
+    out_ << line << "\n" << std::flush;
+    lines_ += line + "\n";
+  }
+  const std::string& lines() const { return lines_; }
+  void remove() {
+    out_.close();
+    std::remove(path_.c_str());
+  }
+
+ private:
+  std::string path_;
+  const run_context& ctx_;
+  std::ofstream out_;
+  std::string lines_;
+};
+
 int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<suite>& suites,
-                   std::vector<planned_case> cases) {
+                   std::vector<planned_case> cases, std::size_t cases_in_all) {
+  mpi_job& job = mpi_job::instance();
+  const bool rank0 = job.rank() == 0;
   std::vector<char*> gb_argv;
   std::vector<std::string> passthrough = opt.passthrough;
   for (auto& a : passthrough) gb_argv.push_back(a.data());
@@ -291,17 +371,34 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
 
-  const run_context ctx = make_context(argc, argv, joined_suite_name(opt, suites));
+  run_context ctx = make_context(argc, argv, joined_suite_name(opt, suites));
+  // One run id for the job, rank 0's, with the rank appended: each rank's rows point to its own
+  // context (its host and device) in the JSON's `ranks`.
+  if (job.active()) ctx.run_id = job.broadcast(ctx.run_id, "the run id") + "-r" + std::to_string(job.rank());
   case_settings settings;
   settings.device_l2_bytes = ctx.device.l2_or_llc_bytes;
   settings.uvm_cap_bytes = opt.uvm_cap_gib * double(1 << 30);
-  if (!fits_device(cases, ctx, settings)) return 2;
+  // Every rank checks its own cases; the job stops if any rank's do not fit.
+  if (job.agree_max(fits_device(cases, ctx, settings) ? 0 : 1, "the memory check") != 0) return 2;
   std::unique_ptr<results_writer> writer;
+  std::unique_ptr<rank_rows_file> rank_rows;
+  std::string error;
   try {
-    writer = opt.resume.empty() ? std::make_unique<results_writer>(opt.out, ctx)
-                                : std::make_unique<results_writer>(results_writer::append_to{opt.resume}, ctx);
+    if (rank0)
+      writer = opt.resume.empty() ? std::make_unique<results_writer>(opt.out, ctx)
+                                  : std::make_unique<results_writer>(results_writer::append_to{opt.resume}, ctx);
   } catch (const std::exception& e) {
-    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+    error = e.what();
+  }
+  const std::string final_path = job.broadcast(writer ? writer->final_path() : std::string(), "the results file name");
+  try {
+    if (!rank0 && !final_path.empty())
+      rank_rows = std::make_unique<rank_rows_file>(final_path + ".rank" + std::to_string(job.rank()) + ".partial", ctx);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (job.agree_max(error.empty() ? 0 : 1, "the results files") != 0) {
+    if (!error.empty()) std::cerr << "kcnn-bench: error: " << error << "\n";
     return 2;
   }
   benchmark::AddCustomContext("kcnn.device", ctx.device.name);
@@ -311,52 +408,131 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   benchmark::AddCustomContext("kcnn.blas", describe(ctx.blas));
 
   const gpu_clocks clocks_start = read_gpu_clocks();
-  if (clocks_start.available)
+  if (clocks_start.available && rank0)
     std::cerr << "kcnn-bench: GPU clocks at the start: SM " << clocks_start.sm_mhz << " of " << clocks_start.sm_max_mhz
               << " MHz, memory " << clocks_start.memory_mhz << " MHz, " << clocks_start.temperature_c << " C\n";
   ceilings ceil;
   if (!opt.no_ceilings) {
     ceil = measure_ceilings(ctx.device.l2_or_llc_bytes);
-    print_ceilings(std::cerr, ceil, ctx.blas);
+    if (rank0) print_ceilings(std::cerr, ceil, ctx.blas);
   }
   const double overhead_s = timer_overhead_seconds();
   const double constant_launch_s = constant_launch_seconds();
-  benchmark_run run(opt, std::move(cases), *writer, ctx, ceil, settings, overhead_s);
+  auto sink = [&](const result_row& r) {
+    if (writer) writer->write(r);
+    else rank_rows->write(r);
+  };
+  job.barrier("the start of the cases");
+  benchmark_run run(opt, std::move(cases), sink, ctx, ceil, settings, overhead_s, job, cases_in_all);
   run.add_to_google_benchmark();
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
   benchmark::RunSpecifiedBenchmarks();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  const int interrupted_by = int(stop_signal);
+  current_case.clear();
   benchmark::ClearRegisteredBenchmarks();
-  run.summary(std::cout);
+  if (rank0) run.summary(std::cout);
   int network_failures = 0;
+  int interrupted_by = int(stop_signal);
   if (opt.network && !interrupted_by) network_failures = run_network_plans(opt, suites, run.measured(), *writer, settings);
 
-  try {
-    writer->close(run_summary_json(opt, run, ceil, overhead_s, constant_launch_s, interrupted_by, clocks_start));
-  } catch (const std::exception& e) {
-    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
-    return 1;
+  // Merge (--mpi): every rank's rows and context to rank 0, whose file then holds them all. No
+  // time limit: in shard mode a rank may still have hours of cases.
+  std::map<std::string, unsigned long> counts;
+  for (const char* st : {"ok", "failed_validation", "skipped", "error"}) counts[st] = run.count(st);
+  json rank_contexts = json::array();
+  if (job.active()) {
+    std::string mine_counts;
+    for (const auto& [st, n] : counts) mine_counts += std::to_string(n) + " ";
+    const auto rows = job.gather(rank_rows ? rank_rows->lines() : std::string(), "the rows of every rank", true);
+    const auto all_counts = job.gather(mine_counts, "the case counts of every rank", true);
+    const auto contexts = job.gather(context_json(ctx).dump(), "the context of every rank", true);
+    for (std::size_t r = 1; r < rows.size(); ++r) {
+      std::istringstream in(rows[r]);
+      std::string line;
+      while (std::getline(in, line))
+        if (!line.empty()) writer->write_line(line);
+    }
+    for (std::size_t r = 1; r < all_counts.size(); ++r) {
+      std::istringstream in(all_counts[r]);
+      for (auto& [st, n] : counts) {
+        unsigned long k = 0;
+        in >> k;
+        n += k;
+      }
+    }
+    for (const auto& c : contexts) rank_contexts.push(json::raw(c));
+    network_failures = job.agree_max(network_failures, "the failure count");
+    interrupted_by = job.agree_max(interrupted_by, "the interruption");
+    if (rank_rows) rank_rows->remove();
+    if (rank0 && rows.size() > 1)
+      std::cerr << "kcnn-bench: merged the rows of " << rows.size() << " ranks into " << writer->final_path() << "\n";
   }
-  std::cerr << "kcnn-bench: results in " << writer->final_path() << " (context " << writer->json_path() << ")\n";
+  const int failures = job.agree_max(run.failures() + network_failures > 0 ? 1 : 0, "the verdict");
+  int rc = 0;
+  if (rank0) {
+    try {
+      json extra = run_summary_json(opt, counts, ceil, overhead_s, constant_launch_s, interrupted_by, clocks_start);
+      if (job.active())
+        extra.set("mpi", json::object()
+                             .set("mode", opt.mpi == mpi_mode::shard ? "shard" : "replicate")
+                             .set("ranks", job.size())
+                             .set("timeout_s", opt.mpi_timeout_s))
+            .set("ranks", rank_contexts);
+      writer->close(extra);
+    } catch (const std::exception& e) {
+      std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+      rc = 1;
+    }
+    if (rc == 0) std::cerr << "kcnn-bench: results in " << writer->final_path() << " (context " << writer->json_path() << ")\n";
+  }
+  rc = job.agree_max(rc, "closing the results");
+  if (rc) return rc;
   if (interrupted_by) {
-    std::cerr << "kcnn-bench: interrupted by signal " << interrupted_by << ": " << run.count("ok")
-              << " cases finished and written; --resume " << writer->final_path() << " runs the rest\n";
+    if (rank0)
+      std::cerr << "kcnn-bench: interrupted by signal " << interrupted_by << ": " << counts["ok"]
+                << " cases finished and written; --resume " << final_path << " runs the rest\n";
     return 128 + interrupted_by;
   }
-  return run.failures() + network_failures > 0 ? 1 : 0;
+  return failures > 0 ? 1 : 0;
+}
+
+// Shard mode: this rank's cases, chosen by estimated cost (operand bytes at 50 GB/s plus FLOPs at
+// 500 GFLOP/s: only the ratios matter) so that every rank gets about as much work.
+std::vector<planned_case> this_ranks_share(std::vector<planned_case> cases, const case_settings& settings,
+                                           const mpi_job& job) {
+  std::vector<double> cost;
+  for (const auto& c : cases) {
+    double est = 0;
+    try {
+      const case_cost k = c.variant->make(c.spec, settings)->cost();
+      est = k.bytes / 50e9 + k.flops / 500e9;
+    } catch (const std::exception&) {
+    }
+    cost.push_back(est);
+  }
+  const std::vector<int> owner = assign_by_cost(cost, job.size());
+  std::vector<planned_case> mine;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (owner[i] == job.rank()) mine.push_back(std::move(cases[i]));
+  return mine;
 }
 
 int run(int argc, char** argv) {
+  mpi_job& job = mpi_job::instance();
   options opt;
   try {
     opt = parse_options(argc, argv);
+    if (opt.mpi != mpi_mode::none && opt.network)
+      throw usage_error("--mpi and --network exclude each other (a forward pass runs on one device)");
   } catch (const usage_error& e) {
-    std::cerr << "kcnn-bench: " << e.what() << "\n";
+    if (job.rank() == 0) std::cerr << "kcnn-bench: " << e.what() << "\n";
     return 2;
   }
+  job.set_timeout(opt.mpi_timeout_s);
+  // Modes that measure nothing per device are rank 0's alone.
+  if (job.rank() != 0 && (opt.help || opt.catalogue || opt.list || opt.ceilings_only || opt.memory_plan)) return 0;
   if (opt.help) {
     std::cout << usage_text();
     return 0;
@@ -384,6 +560,12 @@ int run(int argc, char** argv) {
   if (!opt.resume.empty()) {
     const std::size_t before = sel.cases.size();
     try {
+      // The rows of ranks whose MPI job ended before the merge join the file first.
+      if (job.rank() == 0) {
+        const std::size_t adopted = adopt_rank_rows(opt.resume);
+        if (adopted) std::cerr << "kcnn-bench: --resume: adopted " << adopted << " rows of other ranks into " << opt.resume << "\n";
+      }
+      job.barrier("the adoption of the other ranks' rows");
       sel.cases = not_yet_finished(std::move(sel.cases), opt.resume);
     } catch (const std::exception& e) {
       std::cerr << "kcnn-bench: error: " << e.what() << "\n";
@@ -400,12 +582,21 @@ int run(int argc, char** argv) {
     std::cerr << "kcnn-bench: error: no case matches the filters (try --list)\n";
     return 2;
   }
-  return run_benchmarks(argc, argv, opt, suites, std::move(sel.cases));
+  const std::size_t cases_in_all = sel.cases.size();
+  if (opt.mpi == mpi_mode::shard) {
+    case_settings settings;
+    settings.uvm_cap_bytes = opt.uvm_cap_gib * double(1 << 30);
+    sel.cases = this_ranks_share(std::move(sel.cases), settings, job);
+  }
+  return run_benchmarks(argc, argv, opt, suites, std::move(sel.cases), cases_in_all);
 }
 
 }  // namespace
 
 int run_main(int argc, char** argv) {
+  // MPI first (--mpi): Kokkos then maps this rank to a node-local device by the local rank that
+  // mpirun or srun exports.
+  mpi_job::init(argc, argv);
   Kokkos::initialize(argc, argv);  // removes --kokkos-* flags from argv
   // Host gemm-based variants and their peers at the host backend's thread count (1 on Serial;
   // on a GPU build, the host execution space's: the device's concurrency means nothing to a BLAS).
@@ -414,10 +605,15 @@ int run_main(int argc, char** argv) {
   try {
     rc = run(argc, argv);
   } catch (const std::exception& e) {
+    // With other ranks waiting on this one, end the job rather than leave them hanging.
+    if (mpi_job::instance().active())
+      mpi_job::instance().abort(std::string("error: ") + e.what() +
+                                (current_case.empty() ? std::string() : " (case " + current_case + ")"));
     std::cerr << "kcnn-bench: error: " << e.what() << "\n";
     rc = 1;
   }
   Kokkos::finalize();
+  mpi_job::finalize();
   return rc;
 }
 

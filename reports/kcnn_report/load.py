@@ -10,7 +10,8 @@ import pandas as pd
 KNOWN_SCHEMAS = (1, 2, 3, 4)
 
 # Columns every row must have (schemas 1 to 4); schema 2 adds predicted_dram_bytes, schema 3 adds
-# origin (kcnn, peer or fault) and renames (see upgrade_names), schema 4 fits_in_cache and launches.
+# origin (kcnn, peer or fault) and renames (see upgrade_names), schema 4 fits_in_cache, launches, rank
+# and ranks.
 REQUIRED = [
     "run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer", "op",
     "n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "repeat", "layout",
@@ -19,7 +20,7 @@ REQUIRED = [
     "arithmetic_intensity", "roofline_pct", "rel_error", "status", "note",
 ]
 OPTIONAL = ["predicted_dram_bytes", "cache", "time_ms_mean", "workspace_bytes", "passes", "out_h",
-            "out_w", "tolerance", "origin", "fits_in_cache", "launches"]
+            "out_w", "tolerance", "origin", "fits_in_cache", "launches", "rank", "ranks"]
 TEXT = ["run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer", "op",
         "layout", "memory_space", "access_pattern", "variant", "tuning", "key", "status", "note", "cache",
         "origin"]
