@@ -136,6 +136,17 @@ def write_report(rows, contexts, ceilings, counters, folder, title, networks=Non
                   "need if the model is right; points above the measured ceiling mean the caches do better than "
                   "the model assumes. See docs/traffic_model.md.")
     page.table(tr, md_rows=30, label="conv2d and fc rows")
+
+    page.heading("9. Contention (MPI replicate)")
+    ct = sections.contention(rows)
+    if ct.empty:
+        page.para("No case ran on several ranks at once (kcnn-bench --mpi replicate): nothing to show.")
+    else:
+        page.para("Each case run by 1, 2, ... ranks at the same time, every sample started together: per-rank GB/s "
+                  "is the mean of the ranks' rates, aggregate their sum; per_rank_vs_alone < 1 is what sharing the "
+                  "host memory, the PCIe links or the node's copy engines cost each rank.")
+        page.figures(plots.contention_plot(ct, folder))
+        page.table(ct, md_rows=40, label="every case and rank count")
     page.write()
 
 

@@ -33,9 +33,15 @@ def verdict(ta, tb, na, nb):
     return change, thr, "same (within noise)" + tag
 
 
+def best_by_key(cases):
+    """The fastest row of each key, whatever device or rank ran it (an MPI shard file spreads
+    its cases over ranks; a replicate file holds each case once per rank count)."""
+    return cases.loc[cases.groupby("key")["time_ms_median"].idxmin()].set_index("key")
+
+
 def compare(path_a, path_b):
-    a = sections.best_per_key(sections.layer_cases(load.read_csv(path_a))).set_index("key")
-    b = sections.best_per_key(sections.layer_cases(load.read_csv(path_b))).set_index("key")
+    a = best_by_key(sections.layer_cases(load.read_csv(path_a)))
+    b = best_by_key(sections.layer_cases(load.read_csv(path_b)))
     common = [k for k in a.index if k in b.index]
     if not common:
         raise load.ReportError(f"{path_a} and {path_b}: no case with status ok in common (matched on key)")

@@ -128,7 +128,8 @@ def load(paths):
         ctx = read_context(path)
         if ctx is not None:
             for rid in df["run_id"].unique():
-                contexts[rid] = ctx
+                contexts[rid] = rank_context(ctx, rid)
+        label_rank_devices(df)
         frames.append(df)
     if not frames:
         raise ReportError(f"{', '.join(paths)}: no results CSV files")
@@ -136,6 +137,33 @@ def load(paths):
     if rows.empty:
         raise ReportError(f"{', '.join(paths)}: the results files hold no rows")
     return rows, contexts
+
+
+def rank_context(ctx, run_id):
+    """The context of one run id: an MPI job's JSON holds every rank's context in `ranks` (each
+    with its own run_id, the job's plus -r<rank>) and the job-wide members (ceilings of rank 0,
+    timing, mpi) at the top; the rank's own context wins where both have a member."""
+    for rc in ctx.get("ranks") or []:
+        if isinstance(rc, dict) and rc.get("run_id") == run_id:
+            merged = dict(ctx)
+            merged.update(rc)
+            return merged
+    return ctx
+
+
+def label_rank_devices(df):
+    """One device per rank in a multi-rank file: where ranks of one file report the same device
+    name, each rank's rows get `<device> [rank r]`, so that the per-device sections tell them apart."""
+    if "rank" not in df.columns or df["rank"].isna().all():
+        return df
+    ranks = pd.to_numeric(df["rank"], errors="coerce").fillna(0).astype(int)
+    if ranks.nunique() < 2:
+        return df
+    for dev in df["device"].unique():
+        same = df["device"] == dev
+        if ranks[same].nunique() > 1:
+            df.loc[same, "device"] = [f"{dev} [rank {r}]" for r in ranks[same]]
+    return df
 
 
 def network_suites(suites_dir):

@@ -197,3 +197,26 @@ def traffic_plot(tr, folder):
     ax.legend(fontsize=7)
     ax.set_title("conv2d / fc traffic model", fontsize=9)
     return [(_save(fig, folder, "traffic.png"), caption)]
+
+
+def contention_plot(ct, folder, max_cases=12):
+    """Per-rank and aggregate GB/s against the number of ranks running at once, per case."""
+    if ct.empty:
+        return []
+    keys = list(dict.fromkeys(ct["key"]))[:max_cases]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    colors = plt.get_cmap("tab20")
+    for i, k in enumerate(keys):
+        g = ct[ct["key"] == k].sort_values("ranks")
+        label = k if len(k) <= 48 else k[:45] + "..."
+        axes[0].plot(g["ranks"], g["per_rank_gbps"], marker="o", color=colors(i % 20), label=label)
+        axes[1].plot(g["ranks"], g["aggregate_gbps"], marker="o", color=colors(i % 20))
+    for ax, what in zip(axes, ["per rank", "aggregate (sum over ranks)"]):
+        ax.set_xlabel("ranks running at once")
+        ax.set_ylabel(f"GB/s, {what}")
+        ax.set_xticks(sorted(ct["ranks"].unique()))
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=6)
+    fig.suptitle("Contention: the same case on 1, 2, ... ranks at once (kcnn-bench --mpi replicate)", fontsize=9)
+    return [(_save(fig, folder, "contention.png"),
+             "Per-rank and aggregate bandwidth against the number of ranks copying or computing at once")]

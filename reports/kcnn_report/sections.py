@@ -233,3 +233,31 @@ def traffic(cases, ceilings, counters=None):
         c["predicted_over_measured"] = c["predicted_dram_bytes"] / c["dram_bytes"]
         cols += ["dram_bytes", "predicted_over_measured"]
     return c[cols].reset_index(drop=True)
+
+
+# 9. Contention (kcnn-bench --mpi replicate) ----------------------------------------------------
+
+def contention(rows):
+    """Per case run by several ranks at once (--mpi replicate): for each number of ranks, the
+    per-rank GB/s (mean over the ranks), the aggregate GB/s (their sum) and the per-rank rate
+    relative to one rank alone. Empty when no case ran on more than one rank at once."""
+    if "ranks" not in rows.columns:
+        return pd.DataFrame()
+    ok = rows[(rows["status"] == "ok") & (rows["gbps"] > 0)].copy()
+    ok["ranks"] = pd.to_numeric(ok["ranks"], errors="coerce")
+    ok = ok[ok["ranks"].notna()]
+    if ok.empty or ok["ranks"].max() < 2:
+        return pd.DataFrame()
+    out = []
+    for (src, key), g in ok.groupby(["source", "key"], sort=False):
+        if g["ranks"].max() < 2:
+            continue
+        alone = g.loc[g["ranks"] == 1, "gbps"].mean() if (g["ranks"] == 1).any() else float("nan")
+        for k, gk in g.groupby("ranks"):
+            per_rank = float(gk["gbps"].mean())
+            out.append({"key": key, "op": gk["op"].iloc[0], "variant": gk["variant"].iloc[0],
+                        "memory_space": gk["memory_space"].iloc[0], "bytes": float(gk["bytes"].iloc[0]),
+                        "ranks": int(k), "ranks_timed": len(gk), "per_rank_gbps": per_rank,
+                        "aggregate_gbps": float(gk["gbps"].sum()),
+                        "per_rank_vs_alone": per_rank / alone if alone > 0 else float("nan")})
+    return pd.DataFrame(out)

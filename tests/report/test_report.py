@@ -1,6 +1,7 @@
 """kcnn-report on synthetic results with hand-computed values: every section, the compare
 verdicts, bad inputs, and the report files themselves."""
 import base64
+import json
 import io
 import math
 import os
@@ -269,3 +270,62 @@ def test_older_schemas_are_renamed_as_schema_3_writes_them(tmp_path):
     assert list(df["variant"]) == ["flat", "onednn", "naive", "tiled"]
     assert list(df["tuning"]) == ["", "", "", ""]
     assert list(df["origin"]) == ["kcnn", "peer", "kcnn", "kcnn"]
+
+
+def mpi_rows(mode):
+    """A 2-rank job on one node: a copy and a relu, as kcnn-bench --mpi writes them (schema 4)."""
+    rows = []
+    if mode == "replicate":
+        # Alone, rank 0 copies at 10 GB/s; two at once share the memory: 6 and 4 GB/s (10 aggregate).
+        for rank, ranks, t in [(0, 1, 0.1), (0, 2, 1e6 / 6e9 * 1e3), (1, 2, 1e6 / 4e9 * 1e3)]:
+            r = synthetic.row("AMD EPYC", "t", "copy", "transfer", "nchw", "global", "coalesced", "h2h", t,
+                              n=1, run_id=f"J-r{rank}")
+            r.update(rank=rank, ranks=ranks)
+            rows.append(r)
+    else:
+        for rank, layer in [(0, "copy"), (1, "relu1")]:
+            r = synthetic.row("AMD EPYC", "t", layer, "relu", "nchw", "global", "coalesced", "naive", 0.1,
+                              run_id=f"J-r{rank}")
+            r.update(rank=rank, ranks=1)
+            rows.append(r)
+    return rows
+
+
+def write_mpi(folder, mode):
+    rows = mpi_rows(mode)
+    path = synthetic.write(folder, "mpi", rows, schema=4, columns=synthetic.COLUMNS + ["rank", "ranks"])
+    ctx = {"schema_version": 4, "run_id": "J-r0", "ceilings": synthetic.CEILINGS_A, "mpi": {"mode": mode, "ranks": 2},
+           "ranks": [{"run_id": "J-r0", "device": {"name": "AMD EPYC"}, "host": {"hostname": "a"}},
+                     {"run_id": "J-r1", "device": {"name": "AMD EPYC"}, "host": {"hostname": "b"}}]}
+    with open(path[:-4] + ".json", "w") as f:
+        json.dump(ctx, f)
+    return path
+
+
+def test_contention_per_rank_and_aggregate_rates(tmp_path):
+    rows, contexts = load.load([write_mpi(str(tmp_path / "r"), "replicate")])
+    # Each rank is its own device, with its own context.
+    assert set(rows["device"]) == {"AMD EPYC [rank 0]", "AMD EPYC [rank 1]"}
+    assert contexts["J-r1"]["host"]["hostname"] == "b" and contexts["J-r0"]["host"]["hostname"] == "a"
+    ct = sections.contention(rows).set_index("ranks")
+    assert ct.at[1, "per_rank_gbps"] == pytest.approx(10.0)
+    assert ct.at[2, "per_rank_gbps"] == pytest.approx(5.0)
+    assert ct.at[2, "aggregate_gbps"] == pytest.approx(10.0)
+    assert ct.at[2, "per_rank_vs_alone"] == pytest.approx(0.5)
+    assert ct.at[2, "ranks_timed"] == 2
+    out = tmp_path / "report"
+    r = run_cli(str(tmp_path / "r"), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert (out / "contention.png").exists()
+    assert "9. Contention" in (out / "report.md").read_text()
+
+
+def test_a_shard_file_compares_with_a_one_rank_run_on_its_keys(tmp_path):
+    shard = write_mpi(str(tmp_path / "s"), "shard")
+    one = synthetic.write(str(tmp_path / "one"), "one", [
+        synthetic.row("AMD EPYC", "t", layer, "relu", "nchw", "global", "coalesced", "naive", 0.1)
+        for layer in ("copy", "relu1")])
+    matched = compare.compare(one, shard)
+    assert sorted(m["key"] for m in matched) == sorted(r["key"] for r in mpi_rows("shard"))
+    assert all(m["verdict"].startswith("same") for m in matched)
+    assert sections.contention(load.load([shard])[0]).empty  # nothing ran on two ranks at once
