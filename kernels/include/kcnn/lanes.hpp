@@ -137,9 +137,9 @@ KOKKOS_FORCEINLINE_FUNCTION float_lanes<W> madd_lanes(const float_lanes<W>& acc,
     return acc + x * w;
   }
 }
-// acc + a * w, lane by lane.
+// acc + a * w, lane by lane (its own name: for W = 1 both forms take three floats).
 template <int W>
-KOKKOS_FORCEINLINE_FUNCTION float_lanes<W> madd_lanes(const float_lanes<W>& acc, const float_lanes<W>& a,
+KOKKOS_FORCEINLINE_FUNCTION float_lanes<W> madd_each_lane(const float_lanes<W>& acc, const float_lanes<W>& a,
                                                       const float_lanes<W>& w) {
   if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>) {
     float_lanes<W> r = acc;
@@ -304,6 +304,14 @@ void for_each_row(const char* label, const Exec& exec, const dims4& d, int run_l
   }
   const std::size_t league = (grid.size() + std::size_t(rows_per_team) - 1) / std::size_t(rows_per_team);
   Kokkos::parallel_for(label, policy_t(exec, int(league), team, vector), functor{body, grid, rows_per_team});
+}
+
+// The count an int or a std::integral_constant<int, N> holds, in device code too (to nvcc,
+// integral_constant's conversion operator is a host function).
+KOKKOS_FORCEINLINE_FUNCTION int count_value(int n) { return n; }
+template <int N>
+KOKKOS_FORCEINLINE_FUNCTION constexpr int count_value(std::integral_constant<int, N>) {
+  return N;
 }
 
 // Walks [begin, end) of a run with the vector lanes: f(i, width) for blocks of W consecutive

@@ -169,7 +169,7 @@ struct lrn_planes_body {
   lrn_params p;
   template <class Count>
   KOKKOS_INLINE_FUNCTION void span(const int o, const std::size_t i, const Count count) const {
-    const int n = count, half = p.size / 2, C = p.c;
+    const int n = count_value(count), half = p.size / 2, C = p.c;
     const float scale = p.alpha / float(p.size), k = p.k, neg_beta = -p.beta;
     float sum[span_width<Exec>];
     for (int l = 0; l < n; ++l) sum[l] = 0.0f;

@@ -150,12 +150,12 @@ struct conv_vector_nhwc_functor {
           for (int v = 0; v < KV; ++v) {
             const vec wv = load_lanes<W>(wp + v * W);
             if constexpr (FullBlock) {
-              for (int i = 0; i < PX; ++i) acc[i][v] = madd_lanes<W>(acc[i][v], load_lanes<W>(px[i] + v * W), wv);
+              for (int i = 0; i < PX; ++i) acc[i][v] = madd_each_lane<W>(acc[i][v], load_lanes<W>(px[i] + v * W), wv);
             } else {  // the last block: no read past the channels (the packed weights are padded)
               for (int i = 0; i < PX; ++i) {
                 float a[W];
                 for (int l = 0; l < W; ++l) a[l] = v * W + l < kn ? px[i][v * W + l] : 0.0f;
-                acc[i][v] = madd_lanes<W>(acc[i][v], load_lanes<W>(a), wv);
+                acc[i][v] = madd_each_lane<W>(acc[i][v], load_lanes<W>(a), wv);
               }
             }
           }
