@@ -73,6 +73,7 @@ TEST(Measure, ShortCasesAreBatchedOnlyWhenTheyMayRunBackToBack) {
     measure_case(pc, case_settings{}, p, 42, nullptr, row);
     ASSERT_EQ(row.status, "ok") << row.note;
     EXPECT_EQ(row.launches, launches) << variant;
+    EXPECT_EQ(row.fits_in_cache, 1) << "420 B in the default 50 MB cache";
     EXPECT_EQ(row.reps, 3);
     EXPECT_EQ(row.note.find("back-to-back") != std::string::npos, launches > 1) << row.note;
   }
@@ -84,6 +85,7 @@ TEST(Measure, ShortCasesAreBatchedOnlyWhenTheyMayRunBackToBack) {
   measure_case(pc, case_settings{}, p, 42, &flush, row);
   ASSERT_EQ(row.status, "ok") << row.note;
   EXPECT_EQ(row.launches, 1);
+  EXPECT_EQ(row.fits_in_cache, 0) << "flushed before every sample";
 }
 
 TEST(Measure, WorkingSetInCacheIsMarked) {

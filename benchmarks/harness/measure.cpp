@@ -193,6 +193,8 @@ void measure_case(const planned_case& pc, const case_settings& settings, const t
     row.time_ms_mean = s.mean * 1e3;
     row.time_ms_stddev = s.stddev * 1e3;
     row.status = "ok";
+    row.fits_in_cache =
+        !flusher && c->operands_in_device_memory() && fits_in_cache(row.bytes, row.workspace_bytes, settings.device_l2_bytes);
     row.note = c->extra_note();
     if (launches > 1)
       row.note = join_notes(row.note, std::to_string(launches) + " back-to-back launches per sample (time per launch)");
@@ -204,6 +206,10 @@ void measure_case(const planned_case& pc, const case_settings& settings, const t
     row.status = oom ? "skipped" : "error";
     row.note = oom ? std::string("out of memory: ") + e.what() : e.what();
     if (sync && !agreed_on_validation) sync->agree_min(0, "the validation of " + what);
+    // Past that agreement the other ranks are inside the sample loop's collectives, which this
+    // rank can no longer match: the job ends, naming the case, rather than hang or mismatch.
+    if (sync && agreed_on_validation)
+      mpi_job::instance().abort("error in " + what + " while the ranks timed it together: " + row.note);
   }
 }
 

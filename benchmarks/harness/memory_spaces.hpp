@@ -27,6 +27,7 @@ struct space_global {
   static constexpr space_axis space = space_axis::global;
   using memory_space = Kokkos::DefaultExecutionSpace::memory_space;
   static constexpr bool runs_back_to_back = true;  // before_run has nothing to redo
+  static constexpr bool device_memory = true;      // the default execution space's own memory
   void prepare(const std::vector<buffer>&) {}     // once, after the fill
   void before_run(const std::vector<buffer>&) {}  // before every run, untimed
   std::string note() const { return {}; }
@@ -62,6 +63,7 @@ struct space_uvm_cold {
   static constexpr space_axis space = space_axis::uvm_cold;
   using memory_space = Kokkos::CudaUVMSpace;
   static constexpr bool runs_back_to_back = false;  // every run starts from host-resident pages
+  static constexpr bool device_memory = false;
   void prepare(const std::vector<buffer>&) {}
   void before_run(const std::vector<buffer>& bs) { cuda_memory::send_to_host(bs); }
   std::string note() const { return "managed memory sent to the host before every run"; }
@@ -73,6 +75,7 @@ struct space_uvm_prefetch {
   static constexpr space_axis space = space_axis::uvm_prefetch;
   using memory_space = Kokkos::CudaUVMSpace;
   static constexpr bool runs_back_to_back = false;  // every run starts from host-resident pages
+  static constexpr bool device_memory = false;
   std::vector<double> prefetch_s;
   void prepare(const std::vector<buffer>&) {}
   void before_run(const std::vector<buffer>& bs);
@@ -85,6 +88,7 @@ struct space_uvm_advise {
   static constexpr space_axis space = space_axis::uvm_advise;
   using memory_space = Kokkos::CudaUVMSpace;
   static constexpr bool runs_back_to_back = false;  // every run starts from host-resident pages
+  static constexpr bool device_memory = false;
   void prepare(const std::vector<buffer>& bs) {
     for (const auto& b : bs) cuda_memory::advise(b);
   }
@@ -100,6 +104,7 @@ struct space_pinned {
   static constexpr space_axis space = space_axis::pinned;
   using memory_space = Kokkos::CudaHostPinnedSpace;
   static constexpr bool runs_back_to_back = true;
+  static constexpr bool device_memory = false;  // host memory, read over the link
   void prepare(const std::vector<buffer>&) {}
   void before_run(const std::vector<buffer>&) {}
   std::string note() const { return {}; }

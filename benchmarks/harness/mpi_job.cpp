@@ -84,9 +84,11 @@ class single_rank_sync : public sample_sync {
 #if defined(KCNN_HAVE_MPI)
 namespace {
 // Waits for a non-blocking MPI operation; after `timeout` seconds (0: never) the job is aborted
-// with a message naming what was awaited. Spins for the first 10 ms (ranks leave a barrier
-// together), then polls every 100 us.
-void wait_bounded(MPI_Request& req, double timeout, const std::string& what, const mpi_job& job) {
+// with a message naming what was awaited. Spins for the first `spin_s` seconds, then polls every
+// 100 us (a sleeping rank would leave a barrier up to that much after the others; a long wait,
+// e.g. a rank idle while others run a case, must not take a core from them).
+void wait_bounded(MPI_Request& req, double timeout, const std::string& what, const mpi_job& job,
+                  double spin_s = 0.01) {
   const double start = MPI_Wtime();
   int done = 0;
   while (true) {
@@ -96,7 +98,7 @@ void wait_bounded(MPI_Request& req, double timeout, const std::string& what, con
     if (timeout > 0 && waited > timeout)
       job.abort("no answer from the other ranks after " + std::to_string(int(timeout)) + " s waiting for " + what +
                 " (--mpi-timeout): a rank failed or hangs");
-    if (waited > 0.01) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (waited > spin_s) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }
 
@@ -108,10 +110,12 @@ class comm_sync : public sample_sync {
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Comm_free(&comm_);
   }
+  // Before each sample: the ranks that time a case arrive within a sample's time of each other,
+  // so the wait spins (for up to a second) and they leave the barrier together.
   void barrier(const std::string& what) override {
     MPI_Request r;
     MPI_Ibarrier(comm_, &r);
-    wait_bounded(r, job_.timeout(), what, job_);
+    wait_bounded(r, job_.timeout(), what, job_, 1.0);
   }
   int agree_max(int v, const std::string& what) override { return reduce(v, MPI_MAX, what); }
   int agree_min(int v, const std::string& what) override { return reduce(v, MPI_MIN, what); }

@@ -236,6 +236,7 @@ class op_case : public bench_case {
 
   bool idempotent() const override { return !in_place_; }
   bool runs_back_to_back() const override { return !in_place_ && Space::runs_back_to_back; }
+  bool operands_in_device_memory() const override { return Space::device_memory; }
 
   bool bindable() const override {
     return std::is_same_v<Space, space_global> && !InL::runtime_strided && !OutL::runtime_strided;

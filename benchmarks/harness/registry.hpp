@@ -124,6 +124,10 @@ class bench_case {
   // True when runs may follow each other with nothing in between (idempotent, and before_run
   // has nothing to redo): the harness may then time several launches per sample.
   virtual bool runs_back_to_back() const { return false; }
+  // True when the operands live in the device's own memory from run to run (not managed pages
+  // sent to the host before each run, not host memory read over the link): only then can a warm
+  // working set stay in its last-level cache (fits_in_cache).
+  virtual bool operands_in_device_memory() const { return false; }
   virtual case_cost cost() const = 0;
 
   // Network mode (--network, the arena forward pass). A case that can be chained runs on

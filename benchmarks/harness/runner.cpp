@@ -130,7 +130,7 @@ class benchmark_run {
     std::ostringstream o;
     o << "[" << (i + 1) << "/" << items_.size() << "] " << cases_[it.case_index].key;
     if (opt_.mpi == mpi_mode::replicate) o << " on " << it.ranks << " of " << job_.size() << " ranks";
-    if (opt_.mpi == mpi_mode::shard) o << " (rank 0's share: " << cases_in_all_ << " cases on " << job_.size() << " ranks)";
+    if (opt_.mpi == mpi_mode::shard) o << " (rank 0's cases; " << cases_in_all_ << " in all on " << job_.size() << " ranks)";
     o << "  elapsed " << fixed(el, 1) << "s";
     if (done_ > 0) o << ", ~" << fixed(el / double(done_) * double(items_.size() - done_), 1) << "s left";
     std::cerr << o.str() << std::endl;
@@ -149,7 +149,9 @@ class benchmark_run {
     }
     sample_sync* sync = replicate ? job_.first_ranks(it.ranks) : nullptr;
     if (replicate && !sync) {
-      job_.barrier("the end of " + pc.key + " on " + std::to_string(it.ranks) + " ranks");
+      // However long the case takes (host validation of a large layer included): the ranks that
+      // run it have bounded waits of their own, and a rank that dies ends the job.
+      job_.barrier("the end of " + pc.key + " on " + std::to_string(it.ranks) + " ranks", true);
       st.SkipWithError(("not among the " + std::to_string(it.ranks) + " ranks of this run").c_str());
       return;
     }
@@ -174,7 +176,6 @@ class benchmark_run {
       st.counters["reps"] = row.reps;
       st.counters["rel_err"] = row.rel_error;
       row.roofline_pct = roofline_pct(ceil_, row.bytes, row.flops, row.time_ms_median * 1e-3);
-      row.fits_in_cache = !opt_.cold && fits_in_cache(row.bytes, row.workspace_bytes, ctx_.device.l2_or_llc_bytes);
       measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.time_ms_median});
     } else {
       st.SkipWithError((row.status == "failed_validation" ? "failed validation: " + row.note : row.note).c_str());
@@ -183,7 +184,7 @@ class benchmark_run {
     if (row.status == "failed_validation" || row.status == "error") ++failures_;
     rows_.push_back(row);
     ++done_;
-    if (replicate) job_.barrier("the end of " + pc.key + " on " + std::to_string(it.ranks) + " ranks");
+    if (replicate) job_.barrier("the end of " + pc.key + " on " + std::to_string(it.ranks) + " ranks", true);
   }
 
   const options& opt_;
@@ -443,11 +444,20 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   for (const char* st : {"ok", "failed_validation", "skipped", "error"}) counts[st] = run.count(st);
   json rank_contexts = json::array();
   if (job.active()) {
+    // Every rank done with its cases (no time limit: in shard mode one may have hours left); the
+    // collectives after this point are bounded again.
+    job.barrier("the end of every rank's cases", true);
     std::string mine_counts;
     for (const auto& [st, n] : counts) mine_counts += std::to_string(n) + " ";
-    const auto rows = job.gather(rank_rows ? rank_rows->lines() : std::string(), "the rows of every rank", true);
-    const auto all_counts = job.gather(mine_counts, "the case counts of every rank", true);
-    const auto contexts = job.gather(context_json(ctx).dump(), "the context of every rank", true);
+    const auto rows = job.gather(rank_rows ? rank_rows->lines() : std::string(), "the rows of every rank");
+    const auto all_counts = job.gather(mine_counts, "the case counts of every rank");
+    // Each rank's own context, with its own ceilings and GPU clocks (ranks may be different GPUs).
+    const json mine = context_json(ctx)
+                          .set("ceilings", ceilings_json(ceil))
+                          .set("gpu_clocks", json::object()
+                                                 .set("start", gpu_clocks_json(clocks_start))
+                                                 .set("end", gpu_clocks_json(read_gpu_clocks())));
+    const auto contexts = job.gather(mine.dump(), "the context of every rank");
     for (std::size_t r = 1; r < rows.size(); ++r) {
       std::istringstream in(rows[r]);
       std::string line;
@@ -501,18 +511,26 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
 // Shard mode: this rank's cases, chosen by estimated cost (operand bytes at 50 GB/s plus FLOPs at
 // 500 GFLOP/s: only the ratios matter) so that every rank gets about as much work.
 std::vector<planned_case> this_ranks_share(std::vector<planned_case> cases, const case_settings& settings,
-                                           const mpi_job& job) {
-  std::vector<double> cost;
-  for (const auto& c : cases) {
-    double est = 0;
-    try {
-      const case_cost k = c.variant->make(c.spec, settings)->cost();
-      est = k.bytes / 50e9 + k.flops / 500e9;
-    } catch (const std::exception&) {
+                                           mpi_job& job) {
+  // Decided on rank 0 and sent to the others: a case may size itself from its own device's free
+  // memory (the UVM study), and every rank must see the same split.
+  std::string owners;
+  if (job.rank() == 0) {
+    std::vector<double> cost;
+    for (const auto& c : cases) {
+      double est = 0;
+      try {
+        const case_cost k = c.variant->make(c.spec, settings)->cost();
+        est = k.bytes / 50e9 + k.flops / 500e9;
+      } catch (const std::exception&) {
+      }
+      cost.push_back(est);
     }
-    cost.push_back(est);
+    for (int o : assign_by_cost(cost, job.size())) owners += std::to_string(o) + " ";
   }
-  const std::vector<int> owner = assign_by_cost(cost, job.size());
+  std::istringstream in(job.broadcast(owners, "the split of the cases"));
+  std::vector<int> owner(cases.size(), 0);
+  for (auto& o : owner) in >> o;
   std::vector<planned_case> mine;
   for (std::size_t i = 0; i < cases.size(); ++i)
     if (owner[i] == job.rank()) mine.push_back(std::move(cases[i]));
@@ -526,6 +544,8 @@ int run(int argc, char** argv) {
     opt = parse_options(argc, argv);
     if (opt.mpi != mpi_mode::none && opt.network)
       throw usage_error("--mpi and --network exclude each other (a forward pass runs on one device)");
+    if (opt.mpi == mpi_mode::replicate && !opt.resume.empty())
+      throw usage_error("--resume works with --mpi shard, not replicate (a contention study is rerun whole)");
   } catch (const usage_error& e) {
     if (job.rank() == 0) std::cerr << "kcnn-bench: " << e.what() << "\n";
     return 2;
@@ -559,22 +579,34 @@ int run(int argc, char** argv) {
     std::cerr << "kcnn-bench: " << sel.not_applicable.size() << " selected case(s) not applicable here (--list says why)\n";
   if (!opt.resume.empty()) {
     const std::size_t before = sel.cases.size();
+    // Every rank must agree on the outcome before it goes on (the file may not be readable on
+    // every node), so errors are agreed on rather than returned from.
+    std::string error;
     try {
       // The rows of ranks whose MPI job ended before the merge join the file first.
       if (job.rank() == 0) {
         const std::size_t adopted = adopt_rank_rows(opt.resume);
         if (adopted) std::cerr << "kcnn-bench: --resume: adopted " << adopted << " rows of other ranks into " << opt.resume << "\n";
       }
-      job.barrier("the adoption of the other ranks' rows");
-      sel.cases = not_yet_finished(std::move(sel.cases), opt.resume);
     } catch (const std::exception& e) {
-      std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+      error = e.what();
+    }
+    if (job.agree_max(error.empty() ? 0 : 1, "the adoption of the other ranks' rows") == 0) {
+      try {
+        sel.cases = not_yet_finished(std::move(sel.cases), opt.resume);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    if (job.agree_max(error.empty() ? 0 : 1, "reading the file to resume") != 0) {
+      if (!error.empty()) std::cerr << "kcnn-bench: error: " << error << "\n";
       return 2;
     }
-    std::cerr << "kcnn-bench: --resume: " << before - sel.cases.size() << " of " << before << " cases already in "
-              << opt.resume << "\n";
+    if (job.rank() == 0)
+      std::cerr << "kcnn-bench: --resume: " << before - sel.cases.size() << " of " << before << " cases already in "
+                << opt.resume << "\n";
     if (sel.cases.empty()) {
-      std::cerr << "kcnn-bench: nothing left to run\n";
+      if (job.rank() == 0) std::cerr << "kcnn-bench: nothing left to run\n";
       return 0;
     }
   }

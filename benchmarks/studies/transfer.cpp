@@ -54,6 +54,7 @@ class transfer_case : public bench_case {
   case_cost cost() const override { return {counted_bytes(4.0 * double(d_.size()), within_one_memory), 0.0, 0.0}; }
   double tolerance() const override { return 0.0; }  // a copy is exact
   bool runs_back_to_back() const override { return true; }
+  bool operands_in_device_memory() const override { return within_one_memory; }
   std::string extra_note() const override { return within_one_memory ? within_note : link_note; }
 
  private:

@@ -129,7 +129,6 @@ def load(paths):
         if ctx is not None:
             for rid in df["run_id"].unique():
                 contexts[rid] = rank_context(ctx, rid)
-        label_rank_devices(df)
         frames.append(df)
     if not frames:
         raise ReportError(f"{', '.join(paths)}: no results CSV files")
@@ -149,21 +148,6 @@ def rank_context(ctx, run_id):
             merged.update(rc)
             return merged
     return ctx
-
-
-def label_rank_devices(df):
-    """One device per rank in a multi-rank file: where ranks of one file report the same device
-    name, each rank's rows get `<device> [rank r]`, so that the per-device sections tell them apart."""
-    if "rank" not in df.columns or df["rank"].isna().all():
-        return df
-    ranks = pd.to_numeric(df["rank"], errors="coerce").fillna(0).astype(int)
-    if ranks.nunique() < 2:
-        return df
-    for dev in df["device"].unique():
-        same = df["device"] == dev
-        if ranks[same].nunique() > 1:
-            df.loc[same, "device"] = [f"{dev} [rank {r}]" for r in ranks[same]]
-    return df
 
 
 def network_suites(suites_dir):

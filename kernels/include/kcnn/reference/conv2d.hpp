@@ -7,15 +7,20 @@
 // the group's filters), so that the inner loops run over contiguous memory and vectorise. It is
 // 10x faster, which matters because every benchmarked layer is validated, VGG-16 at batch 8
 // included; the tests hold the two to 1e-12 of each other on shapes covering stride, padding,
-// groups and fully connected windows. Only the summation order differs. It runs on every host
-// core (std::thread, one (group, image) pair at a time per thread; `threads` sets how many):
+// groups and fully connected windows. Only the summation order differs. It runs on the host
+// cores it may use (std::thread, one (group, image) pair at a time per thread; `threads` sets how many):
 // on a GPU machine the validation of large layers would otherwise eat the device's lease.
 #include <kcnn/conv2d_params.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
 #include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace kcnn::reference {
 
@@ -61,8 +66,16 @@ inline double dot(const double* a, const double* b, std::size_t n) {
 }
 }  // namespace detail
 
-// The number of host threads conv2d uses by default: every core the host reports (at least 1).
-inline int reference_threads() { return int(std::max(1u, std::thread::hardware_concurrency())); }
+// The number of host threads conv2d uses by default: the cores this process may run on (its
+// affinity mask on Linux: under mpirun or srun, a rank's own cores), at least 1.
+inline int reference_threads() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 template <class In, class Wt, class Bias>
 std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias,
@@ -77,7 +90,7 @@ std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, c
   // One (group, image) pair is a unit of work with its own output block; threads take pairs in
   // turn, each with its own buffers. Every output is summed in the same order whatever the
   // thread count, so the result does not depend on it (the tests hold it bitwise).
-  auto work = [&](int first_pair, int stride) {
+  auto pairs_from = [&](int first_pair, int stride) {
     std::vector<double> col(CRS * PQ), w(std::size_t(kpg) * CRS);
     int loaded_group = -1;
     for (int pair = first_pair; pair < p.groups * p.n; pair += stride) {
@@ -139,12 +152,32 @@ std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, c
       }
     }
   };
+  // Each thread holds its own im2col matrix and filters: at most 4 GiB of them in all (a
+  // VGG-16 conv1_2 image's matrix alone is 231 MB), and never fewer than one thread.
   const int pairs = p.groups * p.n;
-  const int t = std::max(1, std::min(threads, pairs));
+  const double per_thread = double(CRS) * double(PQ + std::size_t(kpg)) * sizeof(double);
+  const int by_memory = int(std::max(1.0, 4.0 * double(1ull << 30) / std::max(per_thread, 1.0)));
+  const int t = std::max(1, std::min({threads, pairs, by_memory}));
+  // An exception in a thread (std::bad_alloc above all) is carried to the caller, as it would
+  // be from one thread, instead of ending the process.
+  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(t));
+  auto work = [&](int first_pair) {
+    try {
+      pairs_from(first_pair, t);
+    } catch (...) {
+      failed[std::size_t(first_pair)] = std::current_exception();
+    }
+  };
   std::vector<std::thread> pool;
-  for (int i = 1; i < t; ++i) pool.emplace_back(work, i, t);
-  work(0, t);
+  try {
+    for (int i = 1; i < t; ++i) pool.emplace_back(work, i);
+  } catch (...) {
+    failed[0] = std::current_exception();  // no more threads: the ones started finish first
+  }
+  if (!failed[0]) work(0);
   for (auto& th : pool) th.join();
+  for (const auto& e : failed)
+    if (e) std::rethrow_exception(e);
   return out;
 }
 
