@@ -52,17 +52,10 @@ struct fma_kernel {
 // kernel of 100 us on a GPU is not inflated by a 10 us floor.
 template <class F>
 double best_seconds(int reps, double overhead_s, const F& f) {
-  auto sample = [&](int k) {
-    Kokkos::fence();
-    Kokkos::Timer t;
-    for (int i = 0; i < k; ++i) f();
-    Kokkos::fence();
-    return t.seconds() / k;
-  };
   f();  // first touch, lazy initialisation
-  const int k = launches_per_sample(sample(1), overhead_s, true, 1000);
+  const int k = launches_per_sample(timed_sample(1, f), overhead_s, true, 1000);
   double best = 1e30;
-  for (int r = 0; r < reps; ++r) best = std::min(best, sample(k));
+  for (int r = 0; r < reps; ++r) best = std::min(best, timed_sample(k, f));
   return best;
 }
 

@@ -163,12 +163,9 @@ void measure_case(const planned_case& pc, const case_settings& settings, const t
       auto sample = [&](int k) {
         if (flusher) (*flusher)();
         c->before_run();
-        Kokkos::fence();  // nothing else in flight when the clock starts
-        if (sync) sync->barrier("a sample of " + what);  // every rank starts together
-        Kokkos::Timer t;
-        for (int i = 0; i < k; ++i) c->run();
-        Kokkos::fence();  // the kernels have finished when the clock stops
-        return t.seconds() / k;
+        return timed_sample(k, [&] { c->run(); }, [&] {
+          if (sync) sync->barrier("a sample of " + what);  // every rank starts together
+        });
       };
       launches = launches_per_sample(sample(1), policy.overhead_s, !flusher && c->runs_back_to_back(),
                                      policy.max_launches);
@@ -215,13 +212,8 @@ void measure_case(const planned_case& pc, const case_settings& settings, const t
 
 double timer_overhead_seconds() {
   std::vector<double> t;
-  for (int i = 0; i < 200; ++i) {
-    Kokkos::fence();
-    Kokkos::Timer timer;
-    Kokkos::parallel_for("kcnn::empty", Kokkos::RangePolicy<>(0, 1), empty_kernel{});
-    Kokkos::fence();
-    t.push_back(timer.seconds());
-  }
+  for (int i = 0; i < 200; ++i)
+    t.push_back(timed_sample(1, [] { Kokkos::parallel_for("kcnn::empty", Kokkos::RangePolicy<>(0, 1), empty_kernel{}); }));
   return summarize(t).median;
 }
 
@@ -231,13 +223,7 @@ double constant_launch_seconds() {
   auto launch = [&] { parallel_for_constant("kcnn::constant_launch", Kokkos::DefaultExecutionSpace(), 1, k); };
   launch();
   std::vector<double> t;
-  for (int i = 0; i < 50; ++i) {
-    Kokkos::fence();
-    Kokkos::Timer timer;
-    for (int j = 0; j < 10; ++j) launch();
-    Kokkos::fence();
-    t.push_back(timer.seconds() / 10);
-  }
+  for (int i = 0; i < 50; ++i) t.push_back(timed_sample(10, launch));
   return summarize(t).median;
 }
 

@@ -29,6 +29,23 @@ struct timing_policy {
   static timing_policy from(const options& o);
 };
 
+// The harness's one timed sample: fence (nothing else in flight when the clock starts),
+// at_start() (e.g. a barrier with the other ranks), start the clock, `launches` back-to-back
+// calls of launch(), fence (the kernels have finished when the clock stops): seconds per launch.
+// Every timing in kcnn-bench (cases, ceilings, overheads) goes through it.
+struct nothing_at_start {
+  void operator()() const {}
+};
+template <class Launch, class AtStart = nothing_at_start>
+double timed_sample(int launches, const Launch& launch, const AtStart& at_start = {}) {
+  Kokkos::fence();
+  at_start();
+  Kokkos::Timer t;
+  for (int i = 0; i < launches; ++i) launch();
+  Kokkos::fence();
+  return t.seconds() / launches;
+}
+
 // How many back-to-back launches one sample times. One, unless a fenced launch (one_launch_s,
 // overhead included) is so short that the fence-and-timer overhead would be more than 1 % of
 // it and the case may run back to back: then enough launches that a sample lasts 100x the
