@@ -1,6 +1,6 @@
 // kcnn-bench-faults: kcnn-bench with the fault-injection variants registered (tests only).
-#include "registry.hpp"
-#include "runner.hpp"
+#include "cases/registry.hpp"
+#include "run/runner.hpp"
 
 int main(int argc, char** argv) {
   kcnn::bench::registry::instance().enable_faults();

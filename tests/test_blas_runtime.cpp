@@ -1,8 +1,8 @@
 // The BLAS recorded in a run's context is the one that actually defines sgemm_ in the process,
 // found independently here; its thread count follows set_blas_threads.
-#include "blas_runtime.hpp"
-#include "context.hpp"
-#include "results.hpp"
+#include "device/blas_runtime.hpp"
+#include "device/context.hpp"
+#include "results/results.hpp"
 
 #if __has_include(<KokkosKernels_config.h>)
 #include <KokkosKernels_config.h>

@@ -1,6 +1,6 @@
 // kcnn-bench as a process: --list and its filters, exit codes, results files, and the
 // harness catching deliberately wrong kernels (kcnn-bench-faults).
-#include "registry.hpp"
+#include "cases/registry.hpp"
 #include "test_tmp.hpp"
 
 #include <kcnn/compat.hpp>

@@ -1,7 +1,7 @@
 // Every registered variant, in every layout it registers, against the host reference on
 // representative layer shapes, and against each other.
-#include "registry.hpp"
-#include "suite.hpp"
+#include "cases/registry.hpp"
+#include "suites/suite.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
@@ -53,11 +53,13 @@ ran_count check_all_variants(const layer_spec& l) {
   std::string first_key;
   double first_tol = 0;
   ran_count ran;
+  case_settings settings;  // the variants share the layer's host reference, as in a run
+  settings.references = std::make_shared<reference_cache>();
   for (const auto& v : registry::instance().variants()) {
     if (v.op != l.op || v.origin() == origin::fault) continue;
     const std::string key = case_key(v, l);
     if (v.unsupported && !v.unsupported(l).empty()) continue;
-    auto c = v.make(l, case_settings{});
+    auto c = v.make(l, settings);
     c->setup(1234);
     c->run();
     Kokkos::fence();

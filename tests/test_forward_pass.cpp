@@ -1,7 +1,7 @@
 // Whole-network forward passes: validated against the host reference forward pass in every
 // uniform layout and in a mixed-layout plan (with transforms), and the planned-arena pass equal
 // to the separate-buffer pass.
-#include "forward_pass.hpp"
+#include "modes/forward_pass.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,11 @@
 // The measurement itself: the cold-cache flush only reads, short cases are timed as several
 // back-to-back launches per sample (and only those that may run back to back), and the
 // working-set-in-cache mark; a timed run allocates nothing.
-#include "measure.hpp"
-#include "mpi_job.hpp"
-#include "registry.hpp"
-#include "suite.hpp"
+#include "measure/measure.hpp"
+#include "measure/sampler.hpp"
+#include "run/mpi_job.hpp"
+#include "cases/registry.hpp"
+#include "suites/suite.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
@@ -65,13 +66,16 @@ TEST(Measure, ShortCasesAreBatchedOnlyWhenTheyMayRunBackToBack) {
   p.warmup = 0;
   p.overhead_s = 1.0;  // pretend the overhead is huge: every case counts as short
   p.max_launches = 7;
+  const case_settings settings;
+  const fenced_timer timer;
+  local_agreement alone;
   const layer_spec l = relu_spec();
   for (const auto& [variant, launches] : {std::pair<std::string, int>{"naive", 7}, {"in_place", 1}}) {
     const variant_info& v = relu_variant(variant);
     const planned_case pc{&v, l, case_key(v, l)};
     result_row row = case_row(pc, "t", false);
-    measure_case(pc, case_settings{}, p, 42, nullptr, row);
-    ASSERT_EQ(row.status, "ok") << row.note;
+    measure_case(pc, {settings, p, 42, nullptr, timer, alone}, row);
+    ASSERT_EQ(row.status, case_status::ok) << row.note;
     EXPECT_EQ(row.launches, launches) << variant;
     EXPECT_EQ(row.fits_in_cache, 1) << "420 B in the default 50 MB cache";
     EXPECT_EQ(row.reps, 3);
@@ -82,10 +86,71 @@ TEST(Measure, ShortCasesAreBatchedOnlyWhenTheyMayRunBackToBack) {
   const planned_case pc{&v, l, case_key(v, l)};
   const cache_flusher flush(1024 * 1024);
   result_row row = case_row(pc, "t", true);
-  measure_case(pc, case_settings{}, p, 42, &flush, row);
-  ASSERT_EQ(row.status, "ok") << row.note;
+  measure_case(pc, {settings, p, 42, &flush, timer, alone}, row);
+  ASSERT_EQ(row.status, case_status::ok) << row.note;
   EXPECT_EQ(row.launches, 1);
   EXPECT_EQ(row.fits_in_cache, 0) << "flushed before every sample";
+}
+
+namespace {
+// A sampler that runs the launches and reports a fixed time: what a device model looks like to
+// the stages.
+struct fixed_sampler final : sampler {
+  mutable int samples = 0, launches = 0;
+  const char* name() const override { return "fixed"; }
+  double sample(bench_case& c, int k, rank_agreement& ranks, const std::string& what) const override {
+    ranks.barrier(what);
+    for (int i = 0; i < k; ++i) c.run();
+    Kokkos::fence();
+    ++samples;
+    launches += k;
+    return 2e-3;
+  }
+};
+// The agreement of two ranks whose other rank may have failed the validation.
+struct other_rank_disagrees final : rank_agreement {
+  bool fail_validation = false;
+  int barriers = 0;
+  void barrier(const std::string&) override { ++barriers; }
+  int agree_max(int v, const std::string&) override { return v; }
+  int agree_min(int v, const std::string& what) override {
+    return what.rfind("the validation", 0) == 0 && fail_validation ? 0 : v;
+  }
+  std::vector<double> all_gather(double v, const std::string&) override { return {v, v}; }
+  int size() const override { return 2; }
+  void abandon_case(const std::string&) override {}
+};
+}  // namespace
+
+TEST(Measure, TheStagesTakeTheirSamplesFromTheSamplerAndAgreeThroughTheRanks) {
+  timing_policy p;
+  p.min_reps = 4;
+  p.max_reps = 50;
+  p.warmup = 1;
+  const case_settings settings;
+  const layer_spec l = relu_spec();
+  const variant_info& v = relu_variant("naive");
+  const planned_case pc{&v, l, case_key(v, l)};
+  // A constant sample has no spread: the stopping rule ends at min_reps; the row's time is the
+  // sampler's, not the clock's.
+  const fixed_sampler fixed;
+  other_rank_disagrees ranks;
+  result_row row = case_row(pc, "t", false);
+  measure_case(pc, {settings, p, 42, nullptr, fixed, ranks}, row);
+  ASSERT_EQ(row.status, case_status::ok) << row.note;
+  EXPECT_EQ(row.reps, 4);
+  EXPECT_DOUBLE_EQ(row.time_ms_median, 2.0);
+  EXPECT_DOUBLE_EQ(row.time_ms_stddev, 0.0);
+  EXPECT_EQ(fixed.samples, 1 + 1 + 4);  // validation run, launch choice, 4 samples
+  EXPECT_EQ(ranks.barriers, 1 + 4) << "every sample but the validation run starts with the other ranks";
+  // Another rank failed the validation: this one does not time the case.
+  other_rank_disagrees failed;
+  failed.fail_validation = true;
+  result_row skipped = case_row(pc, "t", false);
+  measure_case(pc, {settings, p, 42, nullptr, fixed, failed}, skipped);
+  EXPECT_EQ(skipped.status, case_status::skipped);
+  EXPECT_NE(skipped.note.find("another rank failed the validation"), std::string::npos) << skipped.note;
+  EXPECT_EQ(skipped.reps, 0);
 }
 
 TEST(Measure, WorkingSetInCacheIsMarked) {

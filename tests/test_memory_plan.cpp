@@ -1,6 +1,6 @@
 // Memory planning on small hand-made graphs (a chain, in-place layers, a skip connection)
 // against hand-computed values, and the figures of science.md section 4 for VGG-16 and AlexNet.
-#include "memory_plan.hpp"
+#include "modes/memory_plan.hpp"
 
 #include "test_tmp.hpp"
 

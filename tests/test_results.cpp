@@ -1,10 +1,14 @@
 // The results CSV has exactly the documented columns and appears atomically.
-#include "results.hpp"
-#include "stats.hpp"
+#include "results/rank_rows.hpp"
+#include "results/results.hpp"
+#include "results/status.hpp"
+#include "measure/stats.hpp"
 
 #include "test_tmp.hpp"
 
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include <cmath>
 #include <filesystem>
@@ -72,7 +76,7 @@ TEST(Results, WrittenToPartialThenRenamedAtomically) {
   result_row r;
   r.op = "conv2d";
   r.key = "conv2d/nchw/global/coalesced/direct/x.y/n1";
-  r.status = "ok";
+  r.status = case_status::ok;
   r.reps = 10;
   r.time_ms_median = 2.0;
   r.bytes = 4e9;
@@ -146,7 +150,7 @@ TEST(Results, ResumeAdoptsTheRowsOtherRanksLeftBesideTheFile) {
   fs::create_directories(dir);
   std::string header;
   for (const auto& c : result_columns()) header += (header.empty() ? "" : ",") + c;
-  auto row = [](const std::string& key, const std::string& status) {
+  auto row = [](const std::string& key, case_status status) {
     run_context ctx;
     ctx.run_id = "R-r1";
     result_row r;
@@ -156,13 +160,71 @@ TEST(Results, ResumeAdoptsTheRowsOtherRanksLeftBesideTheFile) {
     return csv_line(ctx, r);
   };
   const fs::path main = dir / "20261124T000000Z-smoke.csv.partial";
-  std::ofstream(main) << header << "\n" << row("a", "ok") << "\n";
+  std::ofstream(main) << header << "\n" << row("a", case_status::ok) << "\n";
   std::ofstream(dir / "20261124T000000Z-smoke.csv.rank1.partial")
-      << row("b", "ok") << "\n" << row("c", "failed_validation") << "\n" << row("d", "ok").substr(0, 20);  // cut short
-  std::ofstream(dir / "20261124T000000Z-other.csv.rank1.partial") << row("z", "ok") << "\n";  // another run's
+      << row("b", case_status::ok) << "\n" << row("c", case_status::failed_validation) << "\n"
+      << row("d", case_status::ok).substr(0, 20);  // cut short
+  std::ofstream(dir / "20261124T000000Z-other.csv.rank1.partial") << row("z", case_status::ok) << "\n";  // another run's
   EXPECT_EQ(adopt_rank_rows(main.string()), 2u);
   EXPECT_FALSE(fs::exists(dir / "20261124T000000Z-smoke.csv.rank1.partial"));
   EXPECT_TRUE(fs::exists(dir / "20261124T000000Z-other.csv.rank1.partial"));
   EXPECT_EQ(finished_keys(main.string()), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(adopt_rank_rows(main.string()), 0u);  // nothing left to adopt
+}
+
+TEST(Results, StatusIsATypeWithOneSpellingEach) {
+  // Every status round-trips through its CSV spelling and is documented; nothing else parses.
+  std::set<std::string> names;
+  for (case_status st : all_statuses()) {
+    EXPECT_EQ(parse_status(name(st)), st);
+    EXPECT_GT(std::string(doc(st)).size(), 10u) << name(st);
+    names.insert(name(st));
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"ok", "failed_validation", "skipped", "error"}));
+  EXPECT_FALSE(parse_status("OK").has_value());
+  EXPECT_FALSE(parse_status("").has_value());
+  EXPECT_TRUE(is_failure(case_status::failed_validation));
+  EXPECT_TRUE(is_failure(case_status::error));
+  EXPECT_FALSE(is_failure(case_status::skipped));
+  EXPECT_TRUE(is_timed(case_status::ok));
+  EXPECT_FALSE(is_timed(case_status::skipped));
+}
+
+TEST(Results, EveryStatusIsDocumentedInTheSchema) {
+  std::ifstream in(std::string(KCNN_SOURCE_DIR) + "/results/README.md");
+  std::string line, row;
+  while (std::getline(in, line))
+    if (line.rfind("| `status` |", 0) == 0) row = line;
+  ASSERT_FALSE(row.empty()) << "results/README.md documents the status column";
+  for (case_status st : all_statuses())
+    EXPECT_NE(row.find(std::string("`") + name(st) + "`"), std::string::npos) << name(st);
+}
+
+TEST(Results, RankRowsMergeIntoRankZerosFileWithTheirCounts) {
+  // The other ranks' lines join rank 0's file as they are, and their statuses are counted from
+  // the rows themselves; a row whose status is not a status is refused.
+  const fs::path dir = kcnn_test_tmp() / "merge";
+  fs::remove_all(dir);
+  run_context ctx;
+  ctx.run_id = "R";
+  ctx.suite = "merge";
+  ctx.device.slug = "dev";
+  results_writer w(dir.string(), ctx);
+  auto line = [&](const std::string& key, case_status st) {
+    result_row r;
+    r.key = key;
+    r.status = st;
+    return csv_line(ctx, r) + "\n";
+  };
+  const status_counts c = merge_rank_rows(
+      w, {line("a", case_status::ok) + line("b", case_status::error), line("c", case_status::ok) + "\n"});
+  EXPECT_EQ(c[case_status::ok], 2u);
+  EXPECT_EQ(c[case_status::error], 1u);
+  EXPECT_EQ(c[case_status::skipped], 0u);
+  EXPECT_EQ(c.failures(), 1u);
+  std::string bad = line("d", case_status::ok);
+  bad.replace(bad.find(",ok,"), 4, ",fine,");
+  EXPECT_THROW(merge_rank_rows(w, {bad}), std::runtime_error);
+  w.close(json::object());
+  EXPECT_EQ(finished_keys(w.final_path()), (std::vector<std::string>{"a", "c"}));
 }

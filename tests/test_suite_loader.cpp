@@ -1,6 +1,6 @@
 // The suite loader accepts the shipped suites and rejects malformed files with file, line and
 // field named.
-#include "suite.hpp"
+#include "suites/suite.hpp"
 
 #include "test_tmp.hpp"
 

@@ -1,6 +1,6 @@
 // The conv2d traffic model against science.md section 2's worked example, and roofline_pct
 // against hand-computed roofs.
-#include "ceilings.hpp"
+#include "measure/ceilings.hpp"
 
 #include <kcnn/traffic_model.hpp>
 

@@ -9,7 +9,7 @@
 // tuning streams_k), a stand-in for the PCIe contention between the GPUs of one node (Kim et
 // al.): each stream copies the whole buffer, bytes count all k copies, so GB/s is the aggregate
 // and GB/s / k what each stream got. Transfers are one-dimensional; their layout field reads nchw.
-#include "../harness/op_case.hpp"
+#include "cases/op_case.hpp"
 
 #include <kcnn/fill.hpp>
 #include <kcnn/validate.hpp>
@@ -122,10 +122,11 @@ std::string too_many_elements(const layer_spec& s) {
 
 const variant_kind h2h{"h2h", "Kokkos::deep_copy host to host"};
 #if defined(KOKKOS_ENABLE_CUDA)
-const variant_kind h2d{"h2d", "Kokkos::deep_copy host to device"};
-const variant_kind d2h{"d2h", "Kokkos::deep_copy device to host"};
-const variant_kind d2d{"d2d", "Kokkos::deep_copy device to device"};
-const variant_kind h2d_concurrent{"h2d_concurrent", "k pinned host-to-device copies on their own streams at once (tuning streams_k)"};
+const variant_kind h2d{"h2d", "Kokkos::deep_copy host to device", origin::kcnn, false, "CUDA"};
+const variant_kind d2h{"d2h", "Kokkos::deep_copy device to host", origin::kcnn, false, "CUDA"};
+const variant_kind d2d{"d2d", "Kokkos::deep_copy device to device", origin::kcnn, false, "CUDA"};
+const variant_kind h2d_concurrent{"h2d_concurrent", "k pinned host-to-device copies on their own streams at once (tuning streams_k)",
+                                  origin::kcnn, false, "CUDA"};
 #endif
 
 template <class Src, class Dst>

@@ -11,9 +11,9 @@
 // two device buffers (the kernels themselves are validated against host references in their
 // own rows). Suite: suites/uvm_oversubscription.csv; params budget (share of free device memory
 // left to the chain, default 0.25, capped by --uvm-cap), ratio (activations / budget, default 1.5).
-#include "../harness/oversubscription.hpp"
-#include "../harness/registry.hpp"
-#include "../harness/op_case.hpp"
+#include "oversubscription.hpp"
+#include "cases/registry.hpp"
+#include "cases/op_case.hpp"
 
 #include <kcnn/conv2d/direct_global.hpp>
 #include <kcnn/fill.hpp>
@@ -245,9 +245,12 @@ class oversubscription_case : public bench_case {
 const registrar reg([](registry& r) {
   register_op(r, {"uvm_oversubscription", check_study_spec});
 #if defined(KOKKOS_ENABLE_CUDA)
-  static const variant_kind managed{"managed", "the chain's activations in managed memory, paged on demand"};
-  static const variant_kind managed_prefetch{"managed_prefetch", "managed memory, each layer's operands prefetched ahead on a second stream"};
-  static const variant_kind pinned_offload{"pinned_offload", "device ring buffers, finished activations offloaded to pinned host memory on a second stream (vDNN)"};
+  static const variant_kind managed{"managed", "the chain's activations in managed memory, paged on demand", origin::kcnn,
+                                    false, "CUDA"};
+  static const variant_kind managed_prefetch{"managed_prefetch", "managed memory, each layer's operands prefetched ahead on a second stream",
+                                             origin::kcnn, false, "CUDA"};
+  static const variant_kind pinned_offload{"pinned_offload", "device ring buffers, finished activations offloaded to pinned host memory on a second stream (vDNN)",
+                                           origin::kcnn, false, "CUDA"};
   const struct { const variant_kind* kind; chain_mode mode; space_axis space; } modes[] = {
       {&managed, chain_mode::managed, space_axis::uvm_cold},
       {&managed_prefetch, chain_mode::managed_prefetch, space_axis::uvm_prefetch},

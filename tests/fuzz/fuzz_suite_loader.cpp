@@ -2,7 +2,7 @@
 // either load into layers whose shapes are all positive, or be refused with a suite_error whose
 // message starts with the file's name. Anything else (another exception, a crash, a sanitizer
 // report, a layer with a non-positive shape) is a finding.
-#include "suite.hpp"
+#include "suites/suite.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -23,14 +23,17 @@ struct act_params {
   activation_params a;
 };
 
+template <activation_kind Kind, class Variant>
+struct act_kernel;
+template <activation_kind Kind>
+struct act_of {
+  template <class Variant>
+  using type = act_kernel<Kind, Variant>;
+};
+
 template <activation_kind Kind, class Variant = variant::activation_naive>
-struct act_kernel : descriptor_defaults {
+struct act_kernel : library_descriptor<act_of<Kind>::template type, Variant, variant::activation_naive> {
   using params = act_params;
-  using variant_type = Variant;
-  template <class W>
-  using with_variant = act_kernel<Kind, W>;
-  using reference_family = act_kernel<Kind>;
-  Variant v;  // prepared once (a no-op for these stateless variants)
   static constexpr bool in_place_safe = true;  // each element read before it is written
   static params from_spec(const layer_spec& s) {
     params p;
@@ -50,11 +53,11 @@ struct act_kernel : descriptor_defaults {
   static double flops(const params& p) { return p.a.flops_per_element() * double(p.d.size()); }
   template <class Exec, class Ops, class Out>
   void prepare(const Exec& e, const params& p, const Ops& o, const Out& out) {
-    kcnn::prepare(e, v, p.a, o.ins[0], out);
+    kcnn::prepare(e, this->v, p.a, o.ins[0], out);
   }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params& p) const {
-    activation(e, o.ins[0], out, p.a, v);
+    activation(e, o.ins[0], out, p.a, this->v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& p, const HostOps& h) {

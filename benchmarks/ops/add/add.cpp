@@ -1,4 +1,6 @@
-// add: residual sum of two tensors of the same shape, one thread per element.
+// add: residual sum of two tensors of the same shape: naive (one thread per element; the
+// baseline, also readonly and the CUDA spaces) and vector (rows of the storage per team, lanes
+// along the contiguous axis).
 #include "../common/fault_injection.hpp"
 #include "../common/variant_kinds.hpp"
 
@@ -10,13 +12,8 @@ using namespace kcnn;
 using namespace kcnn::bench;
 
 template <class Variant = variant::add_naive>
-struct add_kernel : descriptor_defaults {
-  using variant_type = Variant;
-  template <class W>
-  using with_variant = add_kernel<W>;
-  using reference_family = add_kernel<>;
+struct add_kernel : library_descriptor<add_kernel, Variant, variant::add_naive> {
   using params = dims4;
-  Variant v;
   static constexpr bool in_place_safe = true;  // out(i) = a(i) + b(i): each element read before it is written
   static params from_spec(const layer_spec& s) { return {s.n, s.c, s.h, s.w}; }
   static std::vector<dims4> inputs(const params& d) { return {d, d}; }
@@ -26,7 +23,7 @@ struct add_kernel : descriptor_defaults {
   static double flops(const params& d) { return double(d.size()); }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params&) const {
-    add(e, o.ins[0], o.ins[1], out, v);
+    add(e, o.ins[0], o.ins[1], out, this->v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& d, const HostOps& h) {

@@ -1,6 +1,8 @@
 // batchnorm, inference (params: eps, default 1e-5; relu=1 when a relu follows):
-// naive (normalise, then a separate relu pass if any), fused (one pass; only with relu=1) and,
-// in the constant space, folded (scale and shift folded on the host, carried by value).
+// naive (normalise, then a separate relu pass if any), fused (one pass; only with relu=1),
+// vector (rows per team, lanes along the contiguous axis, scale and shift prepared once), in the
+// constant space folded (scale and shift folded on the host, carried by value), and onednn
+// (host builds).
 #include "../common/onednn_peer.hpp"
 #include "../common/fault_injection.hpp"
 #include "../common/variant_kinds.hpp"
@@ -19,13 +21,8 @@ const variant_kind folded{"folded", "scale and shift folded on the host once, ca
                                     "as naive"};
 
 template <class Variant>
-struct bn_kernel : descriptor_defaults {
-  using params = batchnorm_params;
-  using variant_type = Variant;
-  template <class W>
-  using with_variant = bn_kernel<W>;
-  using reference_family = bn_kernel<variant::batchnorm_naive>;
-  Variant v;  // rows: its workspace; folded_constant: the folded vectors (prepared once)
+struct bn_kernel : library_descriptor<bn_kernel, Variant, variant::batchnorm_naive> {
+  using params = batchnorm_params;  // v: vector's workspace, folded_constant's folded vectors
   static constexpr bool in_place_safe = true;  // each element read before it is written
   static params from_spec(const layer_spec& s) {
     params p;
@@ -51,13 +48,12 @@ struct bn_kernel : descriptor_defaults {
   template <class Exec, class Ops, class Out>
   void prepare(const Exec& e, const params& p, const Ops& o, const Out& out) {
     const auto& x = o.vecs;
-    kcnn::prepare(e, v, p, o.ins[0], x[0], x[1], x[2], x[3], out);
+    kcnn::prepare(e, this->v, p, o.ins[0], x[0], x[1], x[2], x[3], out);
   }
-  double workspace_bytes(const params&) const { return kcnn::workspace_bytes(v); }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params& p) const {
     const auto& x = o.vecs;
-    batchnorm(e, o.ins[0], x[0], x[1], x[2], x[3], out, p, v);
+    batchnorm(e, o.ins[0], x[0], x[1], x[2], x[3], out, p, this->v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& p, const HostOps& h) {

@@ -5,7 +5,7 @@
 // build, which calls enable_faults) ever registers them; kcnn-bench never lists them.
 // (The race in a team reduction is softmax's faulty_team_race, in softmax.cpp: it needs a
 // backend whose teams have two or more threads.)
-#include "../../harness/op_case.hpp"
+#include "cases/op_case.hpp"
 
 #include <limits>
 

@@ -6,7 +6,7 @@
 // Serial Kokkos) and the row's note says so. Compiled only when configure found oneDNN
 // (KCNN_HAVE_ONEDNN) and registered only when the default execution space is a host space.
 #if defined(KCNN_HAVE_ONEDNN)
-#include "../../harness/op_case.hpp"
+#include "cases/op_case.hpp"
 
 #include <kcnn/compat.hpp>
 #include <kcnn/lanes.hpp>

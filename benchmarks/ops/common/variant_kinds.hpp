@@ -1,7 +1,7 @@
 #pragma once
 // Variant kinds that several ops register (an algorithm used by one op only is declared in that
 // op's file). Each knows its name, its documentation line and its origin (axes.hpp).
-#include "../../harness/axes.hpp"
+#include "cases/axes.hpp"
 
 namespace kcnn::bench::kinds {
 
@@ -22,9 +22,10 @@ inline const variant_kind tiled{"tiled", "a team per output tile, its input tile
 inline const variant_kind regtile{"regtile", "several outputs per thread (tuning: how many), shared loads reused from "
                                              "registers; threads along the output's storage order, a tile apart"};
 inline const variant_kind gemm_kk{"gemm_kk", "one KokkosBlas::gemm on the stored operands (the BLAS behind Kokkos Kernels)"};
-inline const variant_kind onednn{"onednn", "oneDNN primitive (host builds), weights packed once untimed", origin::peer};
+inline const variant_kind onednn{"onednn", "oneDNN primitive (host builds), weights packed once untimed", origin::peer,
+                                 false, "oneDNN"};
 inline const variant_kind native_cuda{"native_cuda", "plain CUDA without Kokkos, the same algorithm and thread mapping as "
                                                      "one kcnn variant (conv2d direct, pool naive, softmax vector; nchw): "
-                                                     "what the abstraction costs", origin::peer};
+                                                     "what the abstraction costs", origin::peer, false, "CUDA"};
 
 }  // namespace kcnn::bench::kinds

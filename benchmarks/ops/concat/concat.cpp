@@ -1,5 +1,7 @@
 // concat along channels of two or more inputs. c is the total; params parts=a+b+... gives each
-// input's channels (default: two equal halves).
+// input's channels (default: two equal halves). naive (one thread per output element; the
+// baseline, also readonly and the CUDA spaces) and vector (rows per team, lanes along the
+// contiguous axis).
 #include "../common/fault_injection.hpp"
 #include "../common/variant_kinds.hpp"
 
@@ -43,13 +45,8 @@ std::vector<int> parse_parts(const layer_spec& s, std::string& error) {
 }
 
 template <class Variant = variant::concat_naive>
-struct concat_kernel : descriptor_defaults {
-  using variant_type = Variant;
-  template <class W>
-  using with_variant = concat_kernel<W>;
-  using reference_family = concat_kernel<>;
+struct concat_kernel : library_descriptor<concat_kernel, Variant, variant::concat_naive> {
   using params = concat_params;
-  Variant v;
   // The suite loader refused the spec already if its parts do not parse (the op's check).
   static params from_spec(const layer_spec& s) {
     std::string err;
@@ -68,7 +65,7 @@ struct concat_kernel : descriptor_defaults {
   static double flops(const params&) { return 0.0; }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params&) const {
-    concat(e, o.ins, out, v);
+    concat(e, o.ins, out, this->v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& p, const HostOps& h) {

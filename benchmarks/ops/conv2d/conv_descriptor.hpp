@@ -3,7 +3,7 @@
 // model. (A fully connected layer is a convolution whose window is the whole input, so both ops
 // share it.) A variant derives from conv_descriptor<Self, FC> and adds its run() and whatever it
 // overrides; conv_tag is the descriptor of a variant that is one kcnn::conv2d / kcnn::fc call.
-#include "../../harness/op_case.hpp"
+#include "cases/op_case.hpp"
 
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/fc.hpp>

@@ -23,7 +23,7 @@ void check(cudnnStatus_t s, const char* what) {
 
 const bench::variant_kind cudnn_kind{"cudnn", "cuDNN convolution forward, the direct or GEMM-based algorithm cuDNN "
                                                 "ranks first (no Winograd, no FFT), then cudnnAddTensor for the bias "
-                                                "(CUDA builds)", bench::origin::peer};
+                                                "(CUDA builds)", bench::origin::peer, false, "cuDNN"};
 
 // The algorithms whose result is a plain (reordered) sum of the products, held to the fp32
 // tolerance like every kcnn variant.

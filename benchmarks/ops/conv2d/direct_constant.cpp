@@ -11,7 +11,13 @@
 
 #include "../common/variant_kinds.hpp"
 
+#include "measure/sampler.hpp"
+#include "measure/stats.hpp"
+
+#include <kcnn/constant.hpp>
 #include <kcnn/conv2d/direct_constant.hpp>
+
+#include <vector>
 
 namespace {
 using namespace kcnn;
@@ -42,7 +48,32 @@ void add_constant_variants(registry& r) {
           &direct_in_order_kind, {"warp_divergent", "the thread order of constant warp_divergent, weights in global memory"}});
 }
 
+// A one-element kernel carrying as many floats by value as a constant-memory conv2d does.
+struct constant_sized_kernel {
+  Kokkos::Array<float, constant_filter_capacity> w;
+  Kokkos::View<float*> out;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { out(i) = w[int(i)]; }
+};
+
+// What one back-to-back launch of a one-element kernel carrying conv2d's constant capacity by
+// value costs, through kcnn::parallel_for_constant (median over samples of 10). On CUDA each such
+// launch uploads its ~31 KB driver to constant memory and waits on the host for the previous one:
+// the constant rows' time includes this per launch.
+double constant_launch_seconds() {
+  constant_sized_kernel k{};
+  k.out = Kokkos::View<float*>("kcnn::constant_launch", 1);
+  auto launch = [&] { parallel_for_constant("kcnn::constant_launch", Kokkos::DefaultExecutionSpace(), 1, k); };
+  launch();
+  std::vector<double> t;
+  for (int i = 0; i < 50; ++i) t.push_back(timed_sample(10, launch));
+  return summarize(t).median;
+}
+
 const registrar reg([](registry& r) {
+  r.add_launch_cost({"constant_launch",
+                     "one back-to-back launch of a kernel carrying conv2d's constant capacity (" +
+                         std::to_string(constant_filter_capacity) + " floats) by value",
+                     constant_launch_seconds});
   add_constant_variants<layout::nchw>(r);
   add_constant_variants<layout::nhwc>(r);
   add_constant_variants<layout::chwn>(r);

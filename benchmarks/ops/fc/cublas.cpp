@@ -17,7 +17,8 @@ void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string("cuBLAS ") + what + " failed");
 }
 
-const bench::variant_kind cublas_kind{"cublas", "one cublasSgemm plus a Kokkos bias kernel (CUDA builds)", bench::origin::peer};
+const bench::variant_kind cublas_kind{"cublas", "one cublasSgemm plus a Kokkos bias kernel (CUDA builds)", bench::origin::peer,
+                                      false, "cuBLAS"};
 
 template <bool TF32>
 struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {

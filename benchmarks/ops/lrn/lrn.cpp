@@ -1,6 +1,7 @@
 // lrn across channels (params: size, alpha, beta, k; AlexNet defaults 5, 1e-4, 0.75, 1):
 // naive (each output sums its window; the baseline, also readonly and the CUDA spaces), sliding
-// (running sum over channels per pixel) and onednn (host builds).
+// (running sum over channels per pixel), vector (rows per team, lanes along the contiguous axis)
+// and onednn (host builds).
 #include "../common/onednn_peer.hpp"
 #include "../common/fault_injection.hpp"
 #include "../common/variant_kinds.hpp"
@@ -27,13 +28,8 @@ const variant_kind sliding{"sliding", "a running sum of squares across channels 
                                       "C floats apart in nhwc)"};
 
 template <class Variant>
-struct lrn_kernel : descriptor_defaults {
+struct lrn_kernel : library_descriptor<lrn_kernel, Variant, variant::lrn_naive> {
   using params = lrn_params;
-  using variant_type = Variant;
-  template <class W>
-  using with_variant = lrn_kernel<W>;
-  using reference_family = lrn_kernel<variant::lrn_naive>;
-  Variant v;  // prepared once (a no-op for these stateless variants)
   static params from_spec(const layer_spec& s) { return lrn_from_spec(s); }
   static std::vector<dims4> inputs(const params& p) { return {p.dims()}; }
   static dims4 output(const params& p) { return p.dims(); }
@@ -42,12 +38,12 @@ struct lrn_kernel : descriptor_defaults {
   static double flops(const params& p) { return p.flops(); }
   template <class Exec, class Ops, class Out>
   void prepare(const Exec& e, const params& p, const Ops& o, const Out& out) {
-    kcnn::prepare(e, v, p, o.ins[0], out);
+    kcnn::prepare(e, this->v, p, o.ins[0], out);
   }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params& p) const {
     const auto& ins = o.ins;
-    lrn(e, ins[0], out, p, v);
+    lrn(e, ins[0], out, p, this->v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& p, const HostOps& h) {

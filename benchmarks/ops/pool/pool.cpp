@@ -4,6 +4,7 @@
 //   regtile / global / regtile / hRHwRW: RH x RW outputs per thread, shared window loads reused
 //             from registers;
 //   tiled   / scratch / tiled: the input tile staged in team scratch;
+//   vector  / global / coalesced: rows of the output per team, lanes along the contiguous axis;
 //   onednn (host builds) and native_cuda (max, nchw; CUDA builds): the peers.
 // Rounding: the suite's rounding column (floor, the default, or ceil with Caffe's clipping).
 #include "../common/fault_injection.hpp"
@@ -30,13 +31,16 @@ pool_params pool_from_spec(const layer_spec& s, pool_kind kind) {
 }
 
 template <pool_kind Kind, class Variant>
-struct pool_kernel : descriptor_defaults {
+struct pool_kernel;
+template <pool_kind Kind>
+struct pool_of {
+  template <class Variant>
+  using type = pool_kernel<Kind, Variant>;
+};
+
+template <pool_kind Kind, class Variant>
+struct pool_kernel : library_descriptor<pool_of<Kind>::template type, Variant, variant::pool_naive> {
   using params = pool_params;
-  using variant_type = Variant;
-  template <class W>
-  using with_variant = pool_kernel<Kind, W>;
-  using reference_family = pool_kernel<Kind, variant::pool_naive>;
-  Variant v;  // prepared once (a no-op for these stateless variants)
   static params from_spec(const layer_spec& s) { return pool_from_spec(s, Kind); }
   static std::vector<dims4> inputs(const params& p) { return {p.input_dims()}; }
   static dims4 output(const params& p) { return p.output_dims(); }
@@ -54,11 +58,11 @@ struct pool_kernel : descriptor_defaults {
   }
   template <class Exec, class Ops, class Out>
   void prepare(const Exec& e, const params& p, const Ops& o, const Out& out) {
-    kcnn::prepare(e, v, p, o.ins[0], out);
+    kcnn::prepare(e, this->v, p, o.ins[0], out);
   }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params& p) const {
-    pool(e, o.ins[0], out, p, v);
+    pool(e, o.ins[0], out, p, this->v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& p, const HostOps& h) {
@@ -113,8 +117,10 @@ struct pool_max_native_cuda : pool_kernel<pool_kind::max, variant::pool_naive> {
 
 template <pool_kind Kind>
 void add_pool(registry& r, const char* op) {
-  register_op(r, {op, [](const layer_spec& s) { return field_error_from(pool_from_spec(s, Kind).check()); },
-                  [](const layer_spec& s) { return pool_from_spec(s, Kind).output_dims(); }});
+  op_info info{op, [](const layer_spec& s) { return field_error_from(pool_from_spec(s, Kind).check()); },
+               [](const layer_spec& s) { return pool_from_spec(s, Kind).output_dims(); }};
+  info.rounds_output = true;  // floor or ceil, from the row or the suite
+  register_op(r, std::move(info));
   using namespace kcnn::layout;
   using naive = pool_kernel<Kind, variant::pool_naive>;
   register_variant<naive, nchw, nhwc, chwn>(r, {op, space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);

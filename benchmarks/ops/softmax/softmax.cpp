@@ -1,6 +1,8 @@
 // softmax over channels (classes when h = w = 1): multi_kernel (Caffe's six launches, 10
 // passes over memory; the baseline, also readonly and the CUDA spaces), fused (a team per row, 2
-// passes when the row fits in scratch), onednn (host builds) and native_cuda (nchw, CUDA builds).
+// passes when the row fits in scratch), vector (lanes along the contiguous axis), onednn (host
+// builds) and native_cuda (nchw, CUDA builds); faulty_team_race is a deliberately broken fused
+// variant that only kcnn-bench-faults registers.
 #include "../common/onednn_peer.hpp"
 #if defined(KCNN_HAVE_NATIVE_CUDA)
 #include "../../native_cuda/native_cuda.hpp"
@@ -23,14 +25,9 @@ const variant_kind team_race{"faulty_team_race", "fused softmax whose team membe
                              origin::fault};
 
 template <class Variant>
-struct softmax_kernel : descriptor_defaults {
-  using params = softmax_params;
-  using variant_type = Variant;
-  template <class W>
-  using with_variant = softmax_kernel<W>;
-  using reference_family = softmax_kernel<variant::softmax_fused>;
+struct softmax_kernel : library_descriptor<softmax_kernel, Variant, variant::softmax_fused> {
+  using params = softmax_params;  // v: multi_kernel's per-row workspace
   static constexpr bool in_place_safe = true;  // each element read before it is written
-  Variant v;  // multi_kernel: its per-row workspace, prepared once
   static params from_spec(const layer_spec& s) { return softmax_params{s.n, s.c, s.h, s.w}; }
   static std::vector<dims4> inputs(const params& p) { return {p.dims()}; }
   static dims4 output(const params& p) { return p.dims(); }
@@ -39,13 +36,12 @@ struct softmax_kernel : descriptor_defaults {
   static double flops(const params& p) { return p.flops(); }
   template <class Exec, class Ops, class Out>
   void prepare(const Exec& e, const params& p, const Ops& o, const Out& out) {
-    kcnn::prepare(e, v, p, o.ins[0], out);
+    kcnn::prepare(e, this->v, p, o.ins[0], out);
   }
-  double workspace_bytes(const params&) const { return kcnn::workspace_bytes(v); }
-  double passes(const params& p) const { return softmax_passes<Kokkos::DefaultExecutionSpace>(v, p); }
+  double passes(const params& p) const { return softmax_passes<Kokkos::DefaultExecutionSpace>(this->v, p); }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params& p) const {
-    softmax(e, o.ins[0], out, p, v);
+    softmax(e, o.ins[0], out, p, this->v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& p, const HostOps& h) {

@@ -1,6 +1,7 @@
 // transform: the same logical tensor from the key's layout to another (tuning to_<layout>),
-// for every ordered pair of nchw, nhwc, chwn: naive (one thread per output element) and tiled
-// (32 x 32 transpose through padded team scratch). Exact.
+// for every ordered pair of nchw, nhwc, chwn: naive (one thread per output element; also
+// readonly), tiled (32 x 32 transpose through padded team scratch), vector (rows per team, lanes
+// along the contiguous axis) and onednn (a reorder, host builds). Exact.
 #include "../common/onednn_peer.hpp"
 #include "../common/fault_injection.hpp"
 #include "../common/variant_kinds.hpp"
@@ -13,9 +14,7 @@ using namespace kcnn;
 using namespace kcnn::bench;
 
 template <class Variant>
-struct transform_kernel : descriptor_defaults {
-  using reference_family = transform_kernel<variant::transform_naive>;
-  Variant v;
+struct transform_kernel : library_descriptor<transform_kernel, Variant, variant::transform_naive> {
   using params = dims4;
   static params from_spec(const layer_spec& s) { return {s.n, s.c, s.h, s.w}; }
   static std::vector<dims4> inputs(const params& d) { return {d}; }
@@ -26,7 +25,7 @@ struct transform_kernel : descriptor_defaults {
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const params&) const {
     const auto& ins = o.ins;
-    transform(e, ins[0], out, v);
+    transform(e, ins[0], out, this->v);
   }
   template <class HostOps>
   static std::vector<double> reference(const params& d, const HostOps& h) {
@@ -66,7 +65,9 @@ void add_transform_pair(registry& r) {
 }
 
 const registrar reg([](registry& r) {
-  register_op(r, {"transform", check_positive_nchw});
+  op_info info{"transform", check_positive_nchw};
+  info.transforms_layout = true;
+  register_op(r, std::move(info));
   using namespace kcnn::layout;
   add_transform_pair<nchw, nhwc>(r);
   fault::register_faults<transform_kernel<variant::transform_naive>>(r, "transform");

@@ -196,6 +196,19 @@ class state_handle {
   std::shared_ptr<prepared_state<Params>> s_;
 };
 
+// What every stateful variant shares: the `stateful` mark, prepared(), workspace_bytes() and the
+// state handle its prepare() sets and its run() reads. Copies share the state (like Views).
+template <class Params>
+class stateful_variant {
+ public:
+  static constexpr bool stateful = true;
+  bool prepared() const { return state_.prepared(); }
+  double workspace_bytes() const { return state_.workspace_bytes(); }
+
+ protected:
+  state_handle<Params> state_;
+};
+
 // Input operands as read-only handles; everything else unchanged.
 template <class T, class L, class... P>
 auto as_read_only(const tensor4<T, L, P...>& t) { return ::kcnn::read_only(t); }

@@ -221,9 +221,8 @@ struct batchnorm_fused {
 // adjacent GPU threads touch adjacent addresses and a host vectorises; the coordinates of a row
 // are computed once per row. Compile-time output layouts. Stateful: kcnn::prepare allocates the
 // workspace (8 c bytes) in the execution space's memory space.
-struct batchnorm_vector {
+struct batchnorm_vector : detail::stateful_variant<batchnorm_params> {
   using op = ops::batchnorm;
-  static constexpr bool stateful = true;
 
   template <class Exec, class In, class Vec, class Out>
   void prepare(const Exec& exec, const batchnorm_params& p, const In& in, const Vec& mean, const Vec& var,
@@ -241,19 +240,13 @@ struct batchnorm_vector {
     const ws_t& ws = state_.get<ws_t, Exec>("batchnorm", "batchnorm_vector", p);
     detail::batchnorm_vector_launch(exec, in, mean, var, gamma, beta, ws, out, p);
   }
-  bool prepared() const { return state_.prepared(); }
-  double workspace_bytes() const { return state_.workspace_bytes(); }
-
- private:
-  detail::state_handle<batchnorm_params> state_;
 };
 // The four vectors folded on the host, once, into a per-channel scale and shift carried by value
 // in the functor (constant memory on CUDA), relu fused. Every layout. Stateful: kcnn::prepare
 // reads the vectors (later changes to them are not seen until the next prepare); refuses more
 // than batchnorm_constant_capacity (3840) channels.
-struct batchnorm_folded_constant {
+struct batchnorm_folded_constant : detail::stateful_variant<batchnorm_params> {
   using op = ops::batchnorm;
-  static constexpr bool stateful = true;
   using folded = batchnorm_folded<batchnorm_constant_capacity>;
 
   template <class Exec, class In, class Vec, class Out>
@@ -274,11 +267,6 @@ struct batchnorm_folded_constant {
     const folded& f = state_.get<folded, Exec>("batchnorm", "batchnorm_folded_constant", p);
     detail::batchnorm_folded_launch(exec, in, f, out, p);
   }
-  bool prepared() const { return state_.prepared(); }
-  double workspace_bytes() const { return state_.workspace_bytes(); }
-
- private:
-  detail::state_handle<batchnorm_params> state_;
 };
 }  // namespace variant
 

@@ -318,9 +318,8 @@ struct fc_gemm {
 // Weights and bias by value in the functor (constant memory on CUDA). Every layout. Stateful:
 // kcnn::prepare(exec, v, p, in, wt, bias, out) embeds wt and bias (later changes are not seen
 // until the next prepare); refuses more than constant_filter_capacity (7680) weights and biases.
-struct fc_direct_constant {
+struct fc_direct_constant : detail::stateful_variant<fc_params> {
   using op = ops::fc;
-  static constexpr bool stateful = true;
   using filter = constant_filter<constant_filter_capacity>;
 
   template <class Exec, class In, class Wt, class Bias, class Out>
@@ -335,11 +334,6 @@ struct fc_direct_constant {
     const filter& f = state_.get<filter, Exec>("fc", "fc_direct_constant", p);
     detail::fc_constant_launch(exec, in, f, out, p);
   }
-  bool prepared() const { return state_.prepared(); }
-  double workspace_bytes() const { return state_.workspace_bytes(); }
-
- private:
-  detail::state_handle<fc_params> state_;
 };
 // direct_vector's register tile (kcnn/conv2d/direct_vector.hpp) with the images as pixels: an
 // item holds 8 images x 32 outputs on a host (4 x 1 on a GPU) and streams the features; lanes
@@ -347,9 +341,8 @@ struct fc_direct_constant {
 // contiguous; dense in and out). Stateful: kcnn::prepare(exec, v, p, in, wt, bias, out) packs
 // the weights once as [block of 32 k][feature][32 k] (workspace_bytes()); later changes to wt are not seen until
 // the next prepare.
-struct fc_direct_vector {
+struct fc_direct_vector : detail::stateful_variant<fc_params> {
   using op = ops::fc;
-  static constexpr bool stateful = true;
 
   template <class Exec, class In, class Wt, class Bias, class Out>
   void prepare(const Exec& exec, const fc_params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
@@ -371,8 +364,6 @@ struct fc_direct_vector {
                                               "again with this input, layout ") + In::layout_tag::name);
     s(exec, in.view().data(), bias, out.view().data());
   }
-  bool prepared() const { return state_.prepared(); }
-  double workspace_bytes() const { return state_.workspace_bytes(); }
 
  private:
   template <class In, class Out>
@@ -383,7 +374,6 @@ struct fc_direct_vector {
     static_assert(std::is_same_v<typename Out::layout_tag, layout::nchw> || std::is_same_v<typename Out::layout_tag, layout::nhwc>,
                   "kcnn::fc: fc_direct_vector needs an nchw or nhwc output");
   }
-  detail::state_handle<fc_params> state_;
 };
 }  // namespace variant
 

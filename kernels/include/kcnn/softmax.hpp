@@ -244,9 +244,8 @@ namespace variant {
 // Caffe's softmax_layer: six launches, one thread per row for the two reductions, 10 passes over
 // memory. Compile-time output layouts. Stateful: kcnn::prepare allocates the per-row workspace
 // (4 n h w bytes) in the execution space's memory space.
-struct softmax_multi_kernel {
+struct softmax_multi_kernel : detail::stateful_variant<softmax_params> {
   using op = ops::softmax;
-  static constexpr bool stateful = true;
 
   template <class Exec, class In, class Out>
   void prepare(const Exec& exec, const softmax_params& p, const In& in, const Out& out) {
@@ -264,11 +263,6 @@ struct softmax_multi_kernel {
     const ws_t& ws = state_.get<ws_t, Exec>("softmax", "softmax_multi_kernel", p);
     detail::softmax_multi_kernel_launch(exec, in, out, ws, p);
   }
-  bool prepared() const { return state_.prepared(); }
-  double workspace_bytes() const { return state_.workspace_bytes(); }
-
- private:
-  detail::state_handle<softmax_params> state_;
 };
 // One launch, a team per row; the row staged in team scratch when it fits (2 passes), else read
 // three times (4 passes). Compile-time output layouts. The default.

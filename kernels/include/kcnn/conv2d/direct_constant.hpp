@@ -124,9 +124,8 @@ constant_filter<Capacity> constant_filter_from_device(const char* op, const char
 // The stateful constant-memory conv2d variants: kcnn::prepare copies the weights and bias to the
 // host once and embeds them in the variant; runs take them by value (constant memory on CUDA).
 template <int Which>
-struct conv2d_constant_variant {
+struct conv2d_constant_variant : stateful_variant<conv2d_params> {
   using op = ops::conv2d;
-  static constexpr bool stateful = true;
   using filter = constant_filter<constant_filter_capacity>;
   static constexpr const char* variant_name =
       Which == 0 ? "direct_constant" : Which == 1 ? "direct_constant_warp_uniform" : "direct_constant_warp_divergent";
@@ -142,11 +141,6 @@ struct conv2d_constant_variant {
     const filter& f = state_.template get<filter, Exec>("conv2d", variant_name, p);
     conv2d_constant_launch<Which>(exec, in, f, out, p);
   }
-  bool prepared() const { return state_.prepared(); }
-  double workspace_bytes() const { return state_.workspace_bytes(); }
-
- private:
-  state_handle<conv2d_params> state_;
 };
 }  // namespace detail
 

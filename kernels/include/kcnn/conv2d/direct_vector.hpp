@@ -284,9 +284,8 @@ namespace variant {
 // groups and depthwise included. Stateful: kcnn::prepare(exec, v, p, in, wt, bias, out) repacks
 // the weights once ([group][block of 32 k][r][s][c][32 k], workspace_bytes()); later changes to
 // wt are not seen until the next prepare.
-struct direct_vector {
+struct direct_vector : detail::stateful_variant<conv2d_params> {
   using op = ops::conv2d;
-  static constexpr bool stateful = true;
 
   template <class Exec, class In, class Wt, class Bias, class Out>
   void prepare(const Exec& exec, const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
@@ -306,11 +305,6 @@ struct direct_vector {
     const auto& s = state_.get<detail::conv2d_direct_vector_state<Exec>, Exec>("conv2d", "direct_vector", p);
     s(exec, in, bias, out);
   }
-  bool prepared() const { return state_.prepared(); }
-  double workspace_bytes() const { return state_.workspace_bytes(); }
-
- private:
-  detail::state_handle<conv2d_params> state_;
 };
 }  // namespace variant
 

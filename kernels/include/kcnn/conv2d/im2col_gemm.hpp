@@ -121,9 +121,8 @@ namespace variant {
 // kcnn::prepare(exec, v, p, in, wt, bias, out) allocates the workspace (the im2col matrix, the
 // product and the packed weights: workspace_bytes()) in the execution space's memory space and
 // packs wt (later changes to wt are not seen until the next prepare).
-struct im2col_gemm {
+struct im2col_gemm : detail::stateful_variant<conv2d_params> {
   using op = ops::conv2d;
-  static constexpr bool stateful = true;
 
   template <class Exec, class In, class Wt, class Bias, class Out>
   void prepare(const Exec& exec, const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
@@ -137,11 +136,6 @@ struct im2col_gemm {
     const auto& algo = state_.get<conv2d_im2col_gemm<Exec>, Exec>("conv2d", "im2col_gemm", p);
     algo(exec, in, bias, out);
   }
-  bool prepared() const { return state_.prepared(); }
-  double workspace_bytes() const { return state_.workspace_bytes(); }
-
- private:
-  detail::state_handle<conv2d_params> state_;
 };
 }  // namespace variant
 

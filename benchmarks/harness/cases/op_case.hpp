@@ -1,0 +1,463 @@
+#pragma once
+// The one case contract of every op (tensor ops, conv2d, fc, peers, faults): a descriptor K
+// states, once, the layer's shapes, its cost, its tolerance, its reference, what it cannot run
+// and its launch; op_case does the rest (allocation in the case's memory space, seeded fill, NaN
+// poison, the shared host reference, validation, binding for forward passes) and
+// register_variant files it under typed axes. What K must and may provide is checked at compile
+// time (check_descriptor below); descriptor_defaults supplies every optional member.
+//
+// Required members of K:
+//   using params = ...;                                   // the kernel library's params
+//   static params from_spec(const layer_spec&);
+//   static std::vector<dims4> inputs(const params&);      // activations, in the case's layout
+//   static dims4 output(const params&);
+//   static double tolerance(const params&);               // relative L2 error accepted
+//   static double bytes(const params&), flops(const params&);
+//   template <class Exec, class Ops, class Out> void run(const Exec&, const Ops&, const Out&, const params&) const;
+//   template <class HostOps> static std::vector<double> reference(const params&, const HostOps&);
+// Ops (device) and HostOps (host mirrors) are operands<...>: ins, weights, vecs.
+#include "cases/memory_spaces.hpp"
+#include "cases/reference_cache.hpp"
+#include "cases/registry.hpp"
+
+#include <kcnn/api.hpp>
+#include <kcnn/fill.hpp>
+#include <kcnn/tensor.hpp>
+#include <kcnn/validate.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace kcnn::bench {
+
+// The operands of a case: activations (in the case's input layout), 4-D weights (same layout)
+// and rank-1 vectors (bias, per-channel statistics).
+template <class Tensor, class Vector>
+struct operands {
+  std::vector<Tensor> ins, weights;
+  std::vector<Vector> vecs;
+};
+
+// A 4-D weight tensor's shape and fill (values from seed + seed_offset, times scale).
+struct weight_spec {
+  dims4 dims;
+  std::uint64_t seed_offset = 1;
+  float scale = 1.0f;
+};
+// A rank-1 operand's length and fill (then passed through K::vector_value).
+struct vector_spec {
+  int length = 0;
+  std::uint64_t seed_offset = 100;
+  float scale = 1.0f;
+};
+
+// Every optional member of a descriptor, with its default.
+struct descriptor_defaults {
+  // Set (to the descriptor that defines them) when this descriptor fills and computes its
+  // reference as its op does: it then shares the op's cached host reference with every variant
+  // of the layer. void: its own fill or reference, shared with no other registration. A variant,
+  // peer or fault derived from an op's descriptor inherits it.
+  using reference_family = void;
+  // Correct when the caller passes the input as the output (network mode's in-place layers).
+  static constexpr bool in_place_safe = false;
+  template <class Params>
+  static std::vector<weight_spec> weights(const Params&) { return {}; }
+  template <class Params>
+  static std::vector<vector_spec> vectors(const Params&) { return {}; }
+  static float vector_value(int /*vector*/, float raw) { return raw; }
+  // Why this layout cannot run the layer (empty: it can).
+  template <class Layout, class Params>
+  static std::string unsupported(const Params&) { return {}; }
+  // Once after the fill, untimed (workspaces, weight packing, library handles): for a kcnn
+  // variant, kcnn::prepare on the variant object the descriptor holds.
+  template <class Exec, class Params, class Ops, class Out>
+  void prepare(const Exec&, const Params&, const Ops&, const Out&) {}
+  template <class Params>
+  double workspace_bytes(const Params&) const { return 0; }
+  template <class Params>
+  double passes(const Params&) const { return -1; }
+  // DRAM bytes predicted by a traffic model (< 0: none).
+  template <class Layout, class Params>
+  double predicted_dram_bytes(const Params&, const case_settings&) const { return -1; }
+  // What the row's note should say about the variant (e.g. a library's thread count).
+  std::string note() const { return {}; }
+};
+
+// The opening every descriptor of a kcnn library variant shares: the library variant it holds
+// (this->v, prepared once, untimed, by the descriptor's prepare with kcnn::prepare; stateless
+// variants ignore it) and its workspace, how the readonly space swaps the variant (with_variant),
+// and the op's reference it shares (the descriptor of the op's Reference variant). Self<W> is
+// the descriptor running variant W. The derived descriptor adds its params, the layer's facts
+// and the op's call (run, and prepare when the variant may be stateful).
+template <template <class> class Self, class Variant, class Reference>
+struct library_descriptor : descriptor_defaults {
+  using variant_type = Variant;
+  template <class W>
+  using with_variant = Self<W>;
+  using reference_family = Self<Reference>;
+  Variant v;
+  template <class Params>
+  double workspace_bytes(const Params&) const { return kcnn::workspace_bytes(v); }
+};
+
+namespace detail {
+template <class K, class = void>
+struct has_params : std::false_type {};
+template <class K>
+struct has_params<K, std::void_t<typename K::params>> : std::true_type {};
+
+template <class K, class = void>
+struct has_shape_facts : std::false_type {};
+template <class K>
+struct has_shape_facts<
+    K, std::void_t<decltype(K::from_spec(std::declval<const layer_spec&>())),
+                   decltype(K::inputs(std::declval<const typename K::params&>())),
+                   decltype(K::output(std::declval<const typename K::params&>())),
+                   decltype(K::tolerance(std::declval<const typename K::params&>())),
+                   decltype(K::bytes(std::declval<const typename K::params&>())),
+                   decltype(K::flops(std::declval<const typename K::params&>()))>>
+    : std::bool_constant<std::is_same_v<decltype(K::from_spec(std::declval<const layer_spec&>())), typename K::params> &&
+                         std::is_same_v<decltype(K::inputs(std::declval<const typename K::params&>())), std::vector<dims4>> &&
+                         std::is_same_v<decltype(K::output(std::declval<const typename K::params&>())), dims4>> {};
+
+template <class K, class Ops, class Out, class = void>
+struct has_run : std::false_type {};
+template <class K, class Ops, class Out>
+struct has_run<K, Ops, Out,
+               std::void_t<decltype(std::declval<const K&>().run(std::declval<const Kokkos::DefaultExecutionSpace&>(),
+                                                                 std::declval<const Ops&>(), std::declval<const Out&>(),
+                                                                 std::declval<const typename K::params&>()))>>
+    : std::true_type {};
+
+template <class K, class HostOps, class = void>
+struct has_reference : std::false_type {};
+template <class K, class HostOps>
+struct has_reference<K, HostOps,
+                     std::void_t<decltype(K::reference(std::declval<const typename K::params&>(),
+                                                       std::declval<const HostOps&>()))>>
+    : std::is_same<decltype(K::reference(std::declval<const typename K::params&>(), std::declval<const HostOps&>())),
+                   std::vector<double>> {};
+}  // namespace detail
+
+namespace detail {
+// K runs the library's variant::read_only<V>.
+template <class K, class = void>
+struct reads_only : std::false_type {};
+template <class K>
+struct reads_only<K, std::void_t<typename K::variant_type>> : kcnn::detail::is_read_only<typename K::variant_type> {};
+}  // namespace detail
+
+// The descriptor's requirements, as readable compile errors.
+template <class K, class Ops, class HostOps, class Out>
+constexpr bool check_descriptor() {
+  static_assert(std::is_base_of_v<descriptor_defaults, K>,
+                "a descriptor derives from descriptor_defaults (directly or through another descriptor)");
+  static_assert(detail::has_params<K>::value, "a descriptor names its kernel's params: using params = ...;");
+  if constexpr (detail::has_params<K>::value) {
+    static_assert(detail::has_shape_facts<K>::value,
+                  "a descriptor states its shapes and cost: static params from_spec(const layer_spec&); "
+                  "static std::vector<dims4> inputs(const params&); static dims4 output(const params&); "
+                  "static double tolerance(const params&), bytes(const params&), flops(const params&);");
+    static_assert(detail::has_run<K, Ops, Out>::value,
+                  "a descriptor launches its kernel: void run(const Exec&, const Ops&, const Out&, const params&) const");
+    static_assert(detail::has_reference<K, HostOps>::value,
+                  "a descriptor computes its host reference: static std::vector<double> reference(const params&, "
+                  "const HostOps&) (logical nchw order, double)");
+  }
+  return true;
+}
+
+template <class InL, class OutL, class K, class Space = space_global>
+class op_case : public bench_case {
+ public:
+  using exec = Kokkos::DefaultExecutionSpace;
+  using mem = typename Space::memory_space;
+  using in_t = tensor4<float, InL, mem>;
+  using out_t = tensor4<float, OutL, mem>;
+  using vec_t = Kokkos::View<float*, mem>;
+  using ops_t = operands<in_t, vec_t>;
+  using host_in_t = decltype(create_mirror_view(std::declval<in_t>()));
+  using host_vec_t = typename vec_t::HostMirror;
+  using host_ops_t = operands<host_in_t, host_vec_t>;
+  using params = typename K::params;
+  static_assert(check_descriptor<K, ops_t, host_ops_t, out_t>());
+
+  // reference_scope: what, besides the layer and the seed, names the host reference this case
+  // shares (register_case: the op when K declares a reference family, else the registration).
+  op_case(const layer_spec& s, const case_settings& st, bool in_place, std::array<axis, 4> order,
+          std::string reference_scope)
+      : spec_(s), settings_(st), p_(K::from_spec(s)), in_place_(in_place), order_(order),
+        reference_scope_(std::move(reference_scope)) {
+    if (in_place_ && !std::is_same_v<InL, OutL>) throw std::logic_error("in place needs one layout");
+  }
+
+  void setup(std::uint64_t seed) override {
+    seed_ = seed;
+    ops_ = {};
+    const auto in_dims = K::inputs(p_);
+    for (std::size_t i = 0; i < in_dims.size(); ++i) {
+      ops_.ins.push_back(make_in("in" + std::to_string(i), in_dims[i]));
+      fill_random(ops_.ins.back(), seed + 17 * i);
+    }
+    for (const auto& w : K::weights(p_)) {
+      ops_.weights.push_back(make_in("weights", w.dims));
+      fill_random(ops_.weights.back(), seed + w.seed_offset, w.scale);
+    }
+    const auto vs = K::vectors(p_);
+    for (std::size_t j = 0; j < vs.size(); ++j) {
+      vec_t v("vec" + std::to_string(j), vs[j].length);
+      auto h = Kokkos::create_mirror_view(v);
+      for (int i = 0; i < vs[j].length; ++i)
+        h(i) = K::vector_value(int(j), fill_value(seed + vs[j].seed_offset, i, vs[j].scale));
+      Kokkos::deep_copy(v, h);
+      ops_.vecs.push_back(v);
+    }
+    if (in_place_) {
+      if constexpr (std::is_same_v<InL, OutL>) out_ = ops_.ins[0];
+      // The reference needs the input as it was before the kernel overwrote it: a real copy
+      // (create_mirror always allocates, create_mirror_view may alias host data).
+      saved_in_ = host_in_t(Kokkos::create_mirror(ops_.ins[0].view()), ops_.ins[0].dims(), order_);
+      Kokkos::deep_copy(saved_in_.view(), ops_.ins[0].view());
+    } else {
+      out_ = make_out("out", K::output(p_));
+      poison(out_);
+    }
+    k_.prepare(exec(), p_, ops_, out_);
+    Kokkos::fence();
+    space_.prepare(buffers());
+  }
+
+  void before_run() override { space_.before_run(buffers()); }
+  void run() override { k_.run(exec(), ops_, out_, p_); }
+  std::string extra_note() const override { return join_notes(space_.note(), k_.note()); }
+  double tolerance() const override { return K::tolerance(p_); }
+
+  comparison validate() override {
+    // Every variant and layout of a layer sees the same logical operands (the fill is
+    // layout-independent), so the reference is computed once per layer and seed.
+    const auto compute = [&] { return K::reference(p_, host_operands(in_place_ ? &saved_in_ : nullptr)); };
+    const std::string key = reference_key(spec_, seed_) + "/" + reference_scope_;
+    const auto ref = settings_.references ? settings_.references->get(key, compute)
+                                          : std::make_shared<const std::vector<double>>(compute());
+    auto out_h = create_mirror_view(out_);
+    deep_copy(out_h, out_);
+    return compare(out_h, K::output(p_), *ref, tolerance());
+  }
+
+  std::vector<double> output() override {
+    auto out_h = create_mirror_view(out_);
+    deep_copy(out_h, out_);
+    return to_logical(out_h);
+  }
+
+  bool idempotent() const override { return !in_place_; }
+  bool runs_back_to_back() const override { return !in_place_ && Space::runs_back_to_back; }
+  bool operands_in_device_memory() const override { return Space::device_memory; }
+
+  bool bindable() const override {
+    return std::is_same_v<Space, space_global> && !InL::runtime_strided && !OutL::runtime_strided;
+  }
+  void bind(const std::vector<float*>& ins, float* out) override {
+    if constexpr (!InL::runtime_strided && !OutL::runtime_strided) {
+      const auto in_dims = K::inputs(p_);
+      if (ins.size() != in_dims.size()) throw std::invalid_argument("bind: wrong number of inputs");
+      for (std::size_t i = 0; i < in_dims.size(); ++i)
+        ops_.ins[i] = in_t(typename in_t::view_type(ins[i], InL::make(in_dims[i])), in_dims[i]);
+      if (in_place_) {
+        if (out != ins[0]) throw std::invalid_argument("bind: an in-place variant writes over its input");
+        if constexpr (std::is_same_v<InL, OutL>) out_ = ops_.ins[0];
+      } else {
+        out_ = out_t(typename out_t::view_type(out, OutL::make(K::output(p_))), K::output(p_));
+      }
+    }
+  }
+  std::vector<double> reference_on(const std::vector<std::vector<double>>& logical) override {
+    auto h = host_operands(nullptr);
+    for (std::size_t i = 0; i < h.ins.size(); ++i) {
+      h.ins[i] = host_in_t(Kokkos::create_mirror(ops_.ins[i].view()), h.ins[i].dims(), order_);  // a new allocation
+      from_logical(h.ins[i], logical.at(i));
+    }
+    return K::reference(p_, h);
+  }
+  // Read-only loads need an input distinct from the output (the library refuses the alias).
+  bool in_place_safe() const override { return in_place_ || (K::in_place_safe && !detail::reads_only<K>::value); }
+
+  case_cost cost() const override {
+    case_cost c{K::bytes(p_), K::flops(p_), k_.workspace_bytes(p_), k_.passes(p_)};
+    c.predicted_dram_bytes = k_.template predicted_dram_bytes<InL>(p_, settings_);
+    return c;
+  }
+
+ private:
+  in_t make_in(const std::string& name, const dims4& d) const {
+    if constexpr (InL::runtime_strided) return in_t(spec_.op + "." + name, d, order_);
+    else return in_t(spec_.op + "." + name, d);
+  }
+  out_t make_out(const std::string& name, const dims4& d) const {
+    if constexpr (OutL::runtime_strided) return out_t(spec_.op + "." + name, d, order_);
+    else return out_t(spec_.op + "." + name, d);
+  }
+
+  // Host copies of the operands; the first input replaced by `saved_input` when given.
+  host_ops_t host_operands(const host_in_t* saved_input) const {
+    host_ops_t h;
+    for (std::size_t i = 0; i < ops_.ins.size(); ++i) {
+      if (i == 0 && saved_input) {
+        h.ins.push_back(*saved_input);
+        continue;
+      }
+      h.ins.push_back(create_mirror_view(ops_.ins[i]));
+      deep_copy(h.ins.back(), ops_.ins[i]);
+    }
+    for (const auto& w : ops_.weights) {
+      h.weights.push_back(create_mirror_view(w));
+      deep_copy(h.weights.back(), w);
+    }
+    for (const auto& v : ops_.vecs) {
+      h.vecs.push_back(Kokkos::create_mirror_view(v));
+      Kokkos::deep_copy(h.vecs.back(), v);
+    }
+    return h;
+  }
+
+  std::vector<buffer> buffers() const {
+    std::vector<buffer> b;
+    for (const auto& t : ops_.ins) b.push_back({t.view().data(), t.bytes(), false});
+    for (const auto& t : ops_.weights) b.push_back({t.view().data(), t.bytes(), true});
+    for (const auto& v : ops_.vecs) b.push_back({v.data(), v.span() * sizeof(float), true});
+    if (!in_place_) b.push_back({out_.view().data(), out_.bytes(), false});
+    return b;
+  }
+
+  layer_spec spec_;
+  case_settings settings_;
+  params p_;
+  bool in_place_;
+  std::array<axis, 4> order_;
+  std::string reference_scope_;
+  std::uint64_t seed_ = 0;
+  K k_;
+  Space space_;
+  ops_t ops_;
+  out_t out_;
+  host_in_t saved_in_;
+};
+
+// A transform's pair of layouts (input From, output To) in a register_variant layout list.
+template <class From, class To>
+struct layout_pair {};
+
+namespace detail {
+template <class L>
+struct layout_io {
+  using in = L;
+  using out = L;
+};
+template <class From, class To>
+struct layout_io<layout_pair<From, To>> {
+  using in = From;
+  using out = To;
+};
+
+template <class Layout>
+constexpr layout_axis layout_axis_of() {
+  if constexpr (std::is_same_v<Layout, layout::nchw>) return layout_axis::nchw;
+  else if constexpr (std::is_same_v<Layout, layout::nhwc>) return layout_axis::nhwc;
+  else if constexpr (std::is_same_v<Layout, layout::chwn>) return layout_axis::chwn;
+  else return layout_axis::strided;
+}
+}  // namespace detail
+
+// How a descriptor is filed: the op, the axes other than the layout, and whether it is the op's
+// baseline (in each layout it is registered in).
+struct variant_decl {
+  std::string op;
+  space_axis space = space_axis::global;
+  pattern_axis pattern = pattern_axis::coalesced;
+  const variant_kind* variant = nullptr;
+  bench::tuning tuning = {};
+  bool baseline = false;
+  // layout::strided only: the physical order the runtime strides hold.
+  std::array<axis, 4> strided_order = {axis::n, axis::c, axis::h, axis::w};
+};
+
+// Registers one descriptor in one layout (or layout_pair) and one memory-space policy.
+template <class K, class L, class Space = space_global>
+void register_case(registry& r, const variant_decl& d, space_axis space, bool baseline) {
+  using InL = typename detail::layout_io<L>::in;
+  using OutL = typename detail::layout_io<L>::out;
+  const bool in_place = d.variant->in_place;
+  if (in_place && !std::is_same_v<InL, OutL>)
+    throw std::logic_error(d.op + "/" + d.variant->name + ": an in-place variant needs one layout for input and output");
+  std::array<axis, 4> order = d.strided_order;
+  if constexpr (!InL::runtime_strided) order = InL::order;
+  variant_info v;
+  v.op = d.op;
+  v.layout = detail::layout_axis_of<InL>();
+  v.out_layout = detail::layout_axis_of<OutL>();
+  v.space = space;
+  v.pattern = d.pattern;
+  v.variant = d.variant;
+  v.tuning = d.tuning;
+  v.baseline = baseline;
+  v.unsupported = [](const layer_spec& s) { return K::template unsupported<InL>(K::from_spec(s)); };
+  // A descriptor with a reference family computes the op's one reference (shared by every
+  // variant of the layer); one without computes its own, shared by its layouts and spaces only.
+  const std::string scope = std::is_void_v<typename K::reference_family>
+                                ? "own/" + d.op + "/" + d.variant->name + "/" + d.tuning.name
+                                : "op/" + d.op;
+  v.make = [in_place, order, scope](const layer_spec& s, const case_settings& st) -> std::unique_ptr<bench_case> {
+    return std::make_unique<op_case<InL, OutL, K, Space>>(s, st, in_place, order, scope);
+  };
+  r.add_variant(std::move(v));
+}
+
+// Registers descriptor K as the variant `d` in each of the given layouts (tags or layout_pairs).
+template <class K, class... Layouts>
+void register_variant(registry& r, const variant_decl& d) {
+  (register_case<K, Layouts>(r, d, d.space, d.baseline), ...);
+}
+
+// The same, plus the memory-space axis of the descriptor: readonly (unless in place) and, on CUDA
+// builds, managed memory (cold, prefetched, advised) and host-pinned memory. The readonly space
+// is the library's kcnn::variant::read_only<V> (inputs, weights and vectors as const
+// RandomAccess handles), so K names its variant (variant_type) and how to swap it (with_variant).
+struct memory_space_axis_tag {};
+inline constexpr memory_space_axis_tag with_memory_spaces{};
+template <class K, class... Layouts>
+void register_variant(registry& r, const variant_decl& d, memory_space_axis_tag) {
+  register_variant<K, Layouts...>(r, d);
+  using read_only_k = typename K::template with_variant<kcnn::variant::read_only<typename K::variant_type>>;
+  if (!d.variant->in_place) (register_case<read_only_k, Layouts>(r, d, space_axis::readonly, false), ...);
+  for_each_cuda_space([&](auto space) {
+    using S = decltype(space);
+    (register_case<K, Layouts, S>(r, d, S::space, false), ...);
+  });
+}
+
+// Registers a case that is not a layer descriptor (the studies under benchmarks/studies/), in
+// layout nchw: make(spec, settings) builds it, unsupported(spec) says why it cannot run.
+inline void register_study(registry& r, const variant_decl& d,
+                           std::function<std::string(const layer_spec&)> unsupported,
+                           std::function<std::unique_ptr<bench_case>(const layer_spec&, const case_settings&)> make) {
+  variant_info v;
+  v.op = d.op;
+  v.layout = v.out_layout = layout_axis::nchw;
+  v.space = d.space;
+  v.pattern = d.pattern;
+  v.variant = d.variant;
+  v.tuning = d.tuning;
+  v.unsupported = std::move(unsupported);
+  v.make = std::move(make);
+  r.add_variant(std::move(v));
+}
+
+// Registers an op's shape rule.
+inline void register_op(registry& r, op_info op) { r.add_op(std::move(op)); }
+
+}  // namespace kcnn::bench

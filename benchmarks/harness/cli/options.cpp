@@ -1,0 +1,221 @@
+#include "cli/options.hpp"
+
+#include "cases/registry.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+
+namespace kcnn::bench {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& flag, const std::string& v) {
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  if (out.empty()) throw usage_error(flag + ": expected a comma-separated list, got '" + v + "'");
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+void check_values(const std::string& flag, const std::vector<std::string>& given,
+                  const std::vector<std::string>& valid) {
+  for (const auto& g : given)
+    if (std::find(valid.begin(), valid.end(), g) == valid.end())
+      throw usage_error(flag + ": unknown value '" + g + "' (valid: " + join(valid) + ")");
+}
+
+template <class T>
+T parse_number(const std::string& flag, const std::string& v, T lo) {
+  T x{};
+  if (!parse_int_exact(v, x) || x < lo)
+    throw usage_error(flag + ": expected a number >= " + std::to_string(lo) + ", got '" + v + "'");
+  return x;
+}
+
+double parse_double(const std::string& flag, const std::string& v) {
+  try {
+    std::size_t pos = 0;
+    const double x = std::stod(v, &pos);
+    if (pos == v.size() && x > 0) return x;
+  } catch (const std::exception&) {
+  }
+  throw usage_error(flag + ": expected a positive number, got '" + v + "'");
+}
+
+// A comma list of values of one axis; an unknown name is refused with the valid ones listed.
+template <class Axis>
+std::vector<Axis> parse_axis_list(const std::string& flag, const std::string& text) {
+  std::vector<Axis> out;
+  for (const auto& item : split_list(flag, text)) {
+    const auto v = parse<Axis>(item);
+    if (!v) {
+      std::vector<std::string> valid;
+      for (Axis a : all_values<Axis>()) valid.push_back(name(a));
+      throw usage_error(flag + ": unknown value '" + item + "' (valid: " + join(valid) + ")");
+    }
+    out.push_back(*v);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string usage_text() {
+  return R"(usage: kcnn-bench [options] [--benchmark_* flags] [--kokkos-* flags]
+
+Runs every registered case (op x layout x memory space x access pattern x variant) on the
+layers of a suite: validate against the host reference, then time. Writes
+<out>/<device>/<timestamp>-<suite>.csv and a .json context next to it.
+
+  --list               print the key of every case that would run, one per line, and exit
+  --catalogue          print the catalogue of ops, layouts, memory spaces, access patterns,
+                       variants and tunings this build registers, as Markdown, and exit
+  --suite S[,S...]     suite names (from suites/) or CSV paths; default: smoke; `all`: every
+                       network suite (#@ kind: network)
+  --op LIST            filter by op (e.g. conv2d)
+  --layout LIST        filter by layout: nchw, nhwc, chwn, strided
+  --space LIST         filter by memory space: global, scratch, constant, readonly, uvm_cold,
+                       uvm_prefetch, uvm_advise, pinned
+  --pattern LIST       filter by access pattern: coalesced, strided, tiled, regtile, library
+  --variant LIST       filter by variant (algorithm), e.g. direct
+  --batch N            override every layer's batch size n
+  --out DIR            results root (default: results)
+  --quick              small time budget and few repetitions (smoke tests)
+  --cold               flush the caches between repetitions (default: warm)
+  --seed N             seed of the input fill (default 20161113)
+  --uvm-cap GIB        cap on the device memory left to the UVM oversubscription study's
+                       chain (CUDA builds; default 4)
+  --warmup N           untimed runs before timing (default 2, quick 1)
+  --min-reps N         minimum timed repetitions (default 10, quick 3)
+  --max-reps N         maximum timed repetitions (default 10000)
+  --budget SECONDS     time budget per case for the timed repetitions (default 1.0, quick 0.05)
+  --target-spread X    stop once stddev/mean < X after min-reps (default 0.01, quick 0.05)
+  --noisy-spread X     mark a row `noisy` in its note when its final stddev/mean > X (default 0.05)
+  --memory-plan        print the peak activation memory of each allocation strategy (no reuse,
+                       free after last use, first-fit and best-fit arenas, lower bound) for
+                       every network suite (default --suite all) at batch 1 and 64 (or --batch)
+  --memory-limit MIB   with --memory-plan: also a swap plan that keeps the peak under MIB
+  --network            run network suites as validated forward passes: per-layer cases first,
+                       then the uniform nchw, nhwc and chwn plans and the per-layer plan
+  --ceilings           only measure the device's ceilings (stream copy and triad bandwidth,
+                       FMA peak, KokkosBlas::gemm rate): printed, and written as op `ceiling`
+                       rows; every other run measures them first for its roofline_pct
+  --no-ceilings        do not measure them (saves 1-10 s; roofline_pct stays empty)
+  --resume FILE        run only the cases FILE (a results .csv, or the .csv.partial of an
+                       interrupted or crashed run) does not already hold with status ok, and
+                       append their rows to it
+  --mpi MODE           under mpirun or srun, one rank per device (MPI builds): `shard` divides
+                       the cases among the ranks by estimated cost and merges every rank's rows
+                       into one results file on rank 0; `replicate` runs every case on 1, 2, 4,
+                       ... all ranks at once, each sample started together, for contention
+                       (rows per rank, column ranks; the aggregate rate in the note)
+  --mpi-timeout S      the longest wait for the other ranks inside a case (default 600 s):
+                       past it the job is aborted, naming the rank and the case
+  --help               this text
+
+SIGINT or SIGTERM: the case running finishes and is written, the rest is skipped, the files
+are closed (the JSON says "interrupted": true) and the exit status is 128 + the signal.
+
+Exit status: 0 all cases ok; 1 a case failed validation or errored; 2 usage or input error.
+)";
+}
+
+options parse_options(int argc, char** argv) {
+  options o;
+  std::vector<std::string> variant_names;
+  bool quick_set_budget = false, quick_set_min = false, quick_set_warm = false,
+       quick_set_spread = false;
+  if (argc > 0) o.passthrough.push_back(argv[0]);
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--benchmark_", 0) == 0) {
+      o.passthrough.push_back(a);
+      continue;
+    }
+    std::string value;
+    bool has_value = false;
+    const auto eq = a.find('=');
+    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
+    }
+    auto need = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) throw usage_error(a + ": missing value");
+      return argv[++i];
+    };
+    auto flag_only = [&]() {
+      if (has_value) throw usage_error(a + ": takes no value");
+    };
+    if (a == "--list") { flag_only(); o.list = true; }
+    else if (a == "--catalogue") { flag_only(); o.catalogue = true; }
+    else if (a == "--help" || a == "-h") { flag_only(); o.help = true; }
+    else if (a == "--quick") { flag_only(); o.quick = true; }
+    else if (a == "--cold") { flag_only(); o.cold = true; }
+    else if (a == "--suite") { o.suites = split_list(a, need()); o.suites_given = true; }
+    else if (a == "--memory-plan") { flag_only(); o.memory_plan = true; }
+    else if (a == "--memory-limit") o.memory_limit_mib = parse_double(a, need());
+    else if (a == "--network") { flag_only(); o.network = true; }
+    else if (a == "--ceilings") { flag_only(); o.ceilings_only = true; }
+    else if (a == "--no-ceilings") { flag_only(); o.no_ceilings = true; }
+    else if (a == "--resume") { o.resume = need(); if (o.resume.empty()) throw usage_error("--resume: empty path"); }
+    else if (a == "--op") o.ops = split_list(a, need());
+    else if (a == "--layout") o.layouts = parse_axis_list<layout_axis>(a, need());
+    else if (a == "--space") o.spaces = parse_axis_list<space_axis>(a, need());
+    else if (a == "--pattern") o.patterns = parse_axis_list<pattern_axis>(a, need());
+    else if (a == "--variant") variant_names = split_list(a, need());
+    else if (a == "--batch") o.batch = parse_number<int>(a, need(), 1);
+    else if (a == "--out") { o.out = need(); if (o.out.empty()) throw usage_error("--out: empty path"); }
+    else if (a == "--seed") o.seed = parse_number<std::uint64_t>(a, need(), 0);
+    else if (a == "--uvm-cap") o.uvm_cap_gib = parse_double(a, need());
+    else if (a == "--mpi") {
+      const std::string m = need();
+      if (m == "shard") o.mpi = mpi_mode::shard;
+      else if (m == "replicate") o.mpi = mpi_mode::replicate;
+      else throw usage_error("--mpi: '" + m + "' is not a mode (shard, replicate)");
+      if (!have_mpi()) throw usage_error("--mpi: this kcnn-bench was built without MPI (configure found none)");
+    }
+    else if (a == "--mpi-timeout") o.mpi_timeout_s = parse_double(a, need());
+    else if (a == "--warmup") { o.warmup = parse_number<int>(a, need(), 0); quick_set_warm = true; }
+    else if (a == "--min-reps") { o.min_reps = parse_number<int>(a, need(), 1); quick_set_min = true; }
+    else if (a == "--max-reps") o.max_reps = parse_number<int>(a, need(), 1);
+    else if (a == "--budget") { o.budget_s = parse_double(a, need()); quick_set_budget = true; }
+    else if (a == "--target-spread") { o.target_spread = parse_double(a, need()); quick_set_spread = true; }
+    else if (a == "--noisy-spread") o.noisy_spread = parse_double(a, need());
+    else throw usage_error("unknown option '" + std::string(argv[i]) + "' (see --help)");
+  }
+  if (o.quick) {
+    if (!quick_set_budget) o.budget_s = 0.05;
+    if (!quick_set_min) o.min_reps = 3;
+    if (!quick_set_warm) o.warmup = 1;
+    if (!quick_set_spread) o.target_spread = 0.05;
+  }
+  if (o.max_reps < o.min_reps) throw usage_error("--max-reps must be >= --min-reps");
+  if (o.ceilings_only && o.no_ceilings) throw usage_error("--ceilings and --no-ceilings exclude each other");
+  // Ops and variants are validated against the registry (known only once layers registered).
+  std::vector<std::string> ops, variants;
+  for (const auto& op : registry::instance().ops()) ops.push_back(op.name);
+  for (const auto& v : registry::instance().variants())
+    if (std::find(variants.begin(), variants.end(), v.variant->name) == variants.end())
+      variants.push_back(v.variant->name);
+  check_values("--op", o.ops, ops);
+  check_values("--variant", variant_names, variants);
+  // Names resolve to the variant kinds of that name (several ops may each declare one).
+  for (const auto& v : registry::instance().variants())
+    for (const auto& n : variant_names)
+      if (n == v.variant->name && std::find(o.variants.begin(), o.variants.end(), v.variant) == o.variants.end())
+        o.variants.push_back(v.variant);
+  return o;
+}
+
+}  // namespace kcnn::bench

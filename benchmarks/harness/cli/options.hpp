@@ -1,0 +1,69 @@
+#pragma once
+// Command-line options of kcnn-bench (Google Benchmark's --benchmark_* flags pass through).
+#include "cases/axes.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kcnn::bench {
+
+// --mpi: none, each rank its share of the cases (shard), or every case on 1, 2, 4, ... ranks at
+// once (replicate); run/mpi_job.hpp runs the job.
+enum class mpi_mode { none, shard, replicate };
+
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct options {
+  bool list = false;
+  bool catalogue = false;             // --catalogue: the registry as Markdown
+  bool help = false;
+  bool quick = false;
+  bool cold = false;                  // flush caches between repetitions
+  std::vector<std::string> suites{"smoke"};
+  bool suites_given = false;          // --suite on the command line
+  bool memory_plan = false;           // --memory-plan: the memory-planning table instead of cases
+  double memory_limit_mib = 0;        // --memory-limit: add a swap plan under this limit
+  bool network = false;               // --network: whole-network forward passes
+  bool ceilings_only = false;         // --ceilings: measure the device's ceilings and exit
+  bool no_ceilings = false;           // --no-ceilings: skip them (roofline_pct stays empty)
+  std::string resume;                 // --resume FILE: skip its ok cases, append the rest to it
+  std::vector<std::string> ops;
+  std::vector<layout_axis> layouts;
+  std::vector<space_axis> spaces;
+  std::vector<pattern_axis> patterns;
+  std::vector<const variant_kind*> variants;  // every registered kind of each name given
+  int batch = 0;                      // 0: the suite's own batch
+  std::string out = "results";
+  std::uint64_t seed = 20161113;
+  double uvm_cap_gib = 4.0;           // cap on the device budget of the UVM oversubscription study
+  mpi_mode mpi = mpi_mode::none;      // --mpi shard | replicate (MPI builds, under mpirun or srun)
+  double mpi_timeout_s = 600;         // --mpi-timeout: the longest wait for the other ranks
+  // Timing policy (quick mode lowers these).
+  int warmup = 2;
+  int min_reps = 10;
+  int max_reps = 10000;
+  double budget_s = 1.0;              // per case, for the timed repetitions
+  double target_spread = 0.01;        // stop once stddev/mean falls below this
+  double noisy_spread = 0.05;         // a row whose final stddev/mean exceeds this is marked noisy
+  std::vector<std::string> passthrough;  // argv for Google Benchmark
+};
+
+// True when this build can run --mpi (defined in run/mpi_job.cpp, the one file that includes <mpi.h>).
+bool have_mpi();
+
+// Parses argv (after Kokkos has removed its own flags). Throws usage_error.
+options parse_options(int argc, char** argv);
+std::string usage_text();
+
+// An empty filter matches everything.
+template <class T>
+bool matches(const std::vector<T>& filter, const T& value) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), value) != filter.end();
+}
+
+}  // namespace kcnn::bench

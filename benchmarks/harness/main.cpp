@@ -1,3 +1,0 @@
-#include "runner.hpp"
-
-int main(int argc, char** argv) { return kcnn::bench::run_main(argc, argv); }

@@ -1,0 +1,43 @@
+#pragma once
+// The device's ceilings, measured at the start of a run with the same Kokkos backend the cases
+// use: stream copy and triad bandwidth, an FMA peak and a large KokkosBlas::gemm rate. They
+// anchor every row's roofline_pct (docs/measurement.md, "Ceilings and roofline").
+#include "results/json.hpp"
+
+#include <string>
+
+namespace kcnn::bench {
+
+struct ceilings {
+  double copy_gbps = 0;    // b[i] = a[i]: 2 x 4 bytes per element (STREAM convention)
+  double triad_gbps = 0;   // a[i] = b[i] + s c[i]: 3 x 4 bytes per element
+  double cache_copy_gbps = 0;  // the copy with both arrays in half the LLC / L2 (0: not measured)
+  double cache_copy_s = 0, cache_array_bytes = 0;
+  double timer_overhead_s = 0;  // what the samples amortised
+  double fma_gflops = 0;   // independent fp32 FMA chains, 2 FLOP per FMA
+  double gemm_gflops = 0;  // KokkosBlas::gemm, fp32, square
+  double copy_s = 0, triad_s = 0, fma_s = 0, gemm_s = 0;  // best time of each
+  double fma_flops = 0;    // FLOPs of one FMA run
+  double array_bytes = 0;  // bytes of each stream array
+  int gemm_n = 0;
+  int reps = 0;            // best of this many runs per ceiling
+  double seconds = 0;      // time spent measuring them
+  bool measured = false;
+
+  // The roof: the best bandwidth and the best compute rate measured.
+  double bandwidth_gbps() const { return copy_gbps > triad_gbps ? copy_gbps : triad_gbps; }
+  double peak_gflops() const { return fma_gflops > gemm_gflops ? fma_gflops : gemm_gflops; }
+};
+
+// Measures the ceilings of the default execution space. llc_bytes sizes the stream arrays
+// (4x the last-level cache, at least 64 MiB each).
+ceilings measure_ceilings(double llc_bytes);
+
+// achieved / min(bandwidth x intensity, peak) x 100; for a case without FLOPs,
+// achieved GB/s / bandwidth x 100. Negative when it cannot be computed (no ceilings, no time).
+double roofline_pct(const ceilings& c, double bytes, double flops, double seconds);
+
+// The "ceilings" object of the JSON context (null when not measured).
+json ceilings_json(const ceilings& c);  // null when not measured
+
+}  // namespace kcnn::bench

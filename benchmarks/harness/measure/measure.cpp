@@ -1,0 +1,199 @@
+#include "measure/measure.hpp"
+
+#include "measure/stats.hpp"
+
+#include <memory>
+#include <new>
+#include <vector>
+
+namespace kcnn::bench {
+
+result_row case_row(const planned_case& pc, const std::string& suite, bool cold) {
+  result_row r;
+  const auto& s = pc.spec;
+  const auto& v = *pc.variant;
+  r.suite = suite;
+  r.network = s.network;
+  r.layer = s.layer;
+  r.op = s.op;
+  r.n = s.n; r.c = s.c; r.h = s.h; r.w = s.w; r.k = s.k; r.r = s.r; r.s = s.s;
+  r.stride = s.stride; r.pad = s.pad; r.groups = s.groups;
+  r.out_h = s.out.h; r.out_w = s.out.w; r.repeat = s.repeat;
+  r.layout = name(v.layout);
+  r.memory_space = name(v.space);
+  r.access_pattern = name(v.pattern);
+  r.variant = v.variant_name();
+  r.tuning = v.tuning.name;
+  r.origin = name(v.origin());
+  r.key = pc.key;
+  r.cache = cold ? "flushed" : "warm";
+  return r;
+}
+
+bool fits_in_cache(double bytes, double workspace_bytes, double cache_bytes) {
+  return cache_bytes > 0 && bytes > 0 && bytes + workspace_bytes <= cache_bytes;
+}
+
+bool out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
+  const std::string m = e.what();
+  return m.find("failed to allocate") != std::string::npos || m.find("cudaErrorMemoryAllocation") != std::string::npos;
+}
+
+namespace {
+
+// One case's measurement, stage by stage; each stage reads what the earlier ones left.
+class case_measurement {
+ public:
+  case_measurement(const planned_case& pc, const measurement_env& env, result_row& row)
+      : pc_(pc), env_(env), row_(row), what_(pc.key) {}
+
+  // The case and its cost as declared (a case that cannot be set up keeps it in its row).
+  void make() {
+    case_ = pc_.variant->make(pc_.spec, env_.settings);
+    row_.tolerance = case_->tolerance();
+    const case_cost cost = case_->cost();
+    row_.bytes = cost.bytes;
+    row_.flops = cost.flops;
+    row_.workspace_bytes = cost.workspace_bytes;
+    row_.passes = cost.passes;
+    row_.predicted_dram_bytes = cost.predicted_dram_bytes;
+  }
+
+  // Operands allocated, filled and poisoned; the workspace read again (a library may size it here).
+  void set_up() {
+    case_->setup(env_.seed);
+    Kokkos::fence();
+    row_.workspace_bytes = case_->cost().workspace_bytes;
+  }
+
+  // One run on poisoned outputs, compared with the host reference; every rank that times the
+  // case must pass before any times it. False: the row holds the verdict, nothing is timed.
+  bool validate() {
+    case_->before_run();
+    local_agreement alone;  // the validation run is this rank's own
+    validation_s_ = env_.sampler.sample(*case_, 1, alone, what_);
+    const comparison cmp = case_->validate();
+    row_.rel_error = cmp.non_finite > 0 ? -1 : cmp.rel_l2;
+    agreed_on_validation_ = true;
+    const bool everyone_passed = env_.ranks.agree_min(cmp.passed ? 1 : 0, "the validation of " + what_) == 1;
+    if (!cmp.passed) {
+      row_.status = case_status::failed_validation;
+      row_.note = cmp.message;
+    } else if (!everyone_passed) {
+      row_.status = case_status::skipped;
+      row_.note = "another rank failed the validation of this case: not timed";
+    }
+    return cmp.passed && everyone_passed;
+  }
+
+  // Quick mode is a smoke pass: a case whose validation run alone exceeded the budget is not run
+  // again; that run is its one sample (the row's note says so).
+  bool validation_run_is_the_sample() {
+    validation_sampled_ = env_.ranks.agree_max(env_.policy.quick && validation_s_ > env_.policy.budget_s ? 1 : 0,
+                                               "quick mode of " + what_) == 1;
+    if (validation_sampled_) samples_.push_back(validation_s_);
+    return validation_sampled_;
+  }
+
+  void warm_up() {
+    for (int k = 0; k < env_.policy.warmup; ++k) {
+      case_->before_run();
+      Kokkos::fence();
+      case_->run();
+    }
+    Kokkos::fence();
+  }
+
+  // Batched launches for cases too short for one fenced launch to time (launches_per_sample);
+  // only cases that need nothing between runs (no flush, no before_run work) are batched.
+  void choose_launches_per_sample() {
+    const bool back_to_back = !env_.flusher && case_->runs_back_to_back();
+    launches_ = launches_per_sample(sample(1), env_.policy.overhead_s, back_to_back, env_.policy.max_launches);
+    launches_ = env_.ranks.agree_max(launches_, "the launches per sample of " + what_);
+  }
+
+  // Samples until the stopping rule: at least min_reps, then until the spread is below target or
+  // the budget is spent, never more than max_reps.
+  void sample_until_stop() {
+    const timing_policy& p = env_.policy;
+    Kokkos::Timer budget;
+    while (true) {
+      samples_.push_back(sample(launches_));
+      const int n = int(samples_.size());
+      const bool stop = n >= p.max_reps ||
+                        (n >= p.min_reps && (summarize(samples_).rel_spread() < p.target_spread || budget.seconds() > p.budget_s));
+      if (env_.ranks.agree_max(stop ? 1 : 0, "the repetitions of " + what_) == 1) break;
+    }
+  }
+
+  // The row's times, status and note.
+  void summarise() {
+    const sample_stats s = summarize(samples_);
+    row_.reps = int(samples_.size());
+    row_.launches = launches_;
+    row_.time_ms_median = s.median * 1e3;
+    row_.time_ms_min = s.min * 1e3;
+    row_.time_ms_max = s.max * 1e3;
+    row_.time_ms_mean = s.mean * 1e3;
+    row_.time_ms_stddev = s.stddev * 1e3;
+    row_.status = case_status::ok;
+    row_.fits_in_cache = !env_.flusher && case_->operands_in_device_memory() &&
+                         fits_in_cache(row_.bytes, row_.workspace_bytes, env_.settings.device_l2_bytes);
+    row_.note = case_->extra_note();
+    if (launches_ > 1)
+      row_.note = join_notes(row_.note, std::to_string(launches_) + " back-to-back launches per sample (time per launch)");
+    if (validation_sampled_) row_.note = join_notes(row_.note, "quick: the validation run timed");
+    row_.note = join_notes(row_.note, noisy_note(s, samples_.size(), env_.policy.noisy_spread));
+  }
+
+  // A case too big for the device is skipped (the run goes on); anything else is an error. The
+  // other ranks still get this rank's part of the validation agreement; past it they are inside
+  // the sampling collectives, which this rank can no longer match.
+  void record_failure(const std::exception& e) {
+    const bool oom = out_of_memory(e);
+    row_.status = oom ? case_status::skipped : case_status::error;
+    row_.note = oom ? std::string("out of memory: ") + e.what() : e.what();
+    if (!agreed_on_validation_) env_.ranks.agree_min(0, "the validation of " + what_);
+    else env_.ranks.abandon_case("error in " + what_ + " while the ranks timed it together: " + row_.note);
+  }
+
+ private:
+  // One sample after its untimed preparation (flush, before_run).
+  double sample(int launches) {
+    if (env_.flusher) (*env_.flusher)();
+    case_->before_run();
+    return env_.sampler.sample(*case_, launches, env_.ranks, what_);
+  }
+
+  const planned_case& pc_;
+  const measurement_env& env_;
+  result_row& row_;
+  const std::string what_;
+  std::unique_ptr<bench_case> case_;
+  double validation_s_ = 0;
+  bool agreed_on_validation_ = false, validation_sampled_ = false;
+  int launches_ = 1;
+  std::vector<double> samples_;
+};
+
+}  // namespace
+
+void measure_case(const planned_case& pc, const measurement_env& env, result_row& row) {
+  case_measurement m(pc, env, row);
+  try {
+    m.make();
+    m.set_up();
+    if (!m.validate()) return;
+    if (!m.validation_run_is_the_sample()) {
+      m.warm_up();
+      m.choose_launches_per_sample();
+      m.sample_until_stop();
+    }
+    m.summarise();
+  } catch (const std::exception& e) {
+    m.record_failure(e);
+  }
+}
+
+}  // namespace kcnn::bench

@@ -1,0 +1,273 @@
+#include "modes/forward_pass.hpp"
+
+#include "measure/stats.hpp"
+
+#include <kcnn/fill.hpp>
+#include <kcnn/layout.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace kcnn::bench {
+
+namespace {
+
+using device_buffer = Kokkos::View<float*>;
+
+// Each layer's weights come from its own seed, the same in every plan (fills are layout-free).
+std::uint64_t layer_seed(std::uint64_t seed, std::size_t layer) { return seed + 7919 * (layer + 1); }
+
+std::vector<double> network_input(const suite& su, std::uint64_t seed) {
+  const auto& l = su.layers.front();
+  const dims4 d{l.n, l.c, l.h, l.w};
+  std::vector<double> x(d.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = fill_value(seed, i);
+  return x;
+}
+
+// Storage index of logical (n, c, h, w) in a layout given by its axis order, slowest first.
+std::size_t storage_index(const std::array<axis, 4>& order, const dims4& d, int n, int c, int h, int w) {
+  const int coord[4] = {n, c, h, w};
+  const int extent[4] = {d.n, d.c, d.h, d.w};
+  std::size_t idx = 0;
+  for (axis a : order) idx = idx * std::size_t(extent[int(a)]) + std::size_t(coord[int(a)]);
+  return idx;
+}
+
+void upload(float* dst, layout_axis layout, const dims4& d, const std::vector<double>& logical) {
+  const auto order = physical_order(layout);
+  Kokkos::View<float*, Kokkos::MemoryTraits<Kokkos::Unmanaged>> dev(dst, d.size());
+  Kokkos::View<float*, Kokkos::HostSpace> h("forward.upload", d.size());
+  std::size_t i = 0;
+  for (int n = 0; n < d.n; ++n)
+    for (int c = 0; c < d.c; ++c)
+      for (int y = 0; y < d.h; ++y)
+        for (int x = 0; x < d.w; ++x) h(storage_index(order, d, n, c, y, x)) = float(logical[i++]);
+  Kokkos::deep_copy(dev, h);
+}
+
+std::vector<double> download(const float* src, layout_axis layout, const dims4& d) {
+  const auto order = physical_order(layout);
+  Kokkos::View<const float*, Kokkos::MemoryTraits<Kokkos::Unmanaged>> dev(src, d.size());
+  Kokkos::View<float*, Kokkos::HostSpace> h("forward.download", d.size());
+  Kokkos::deep_copy(h, dev);
+  std::vector<double> out;
+  out.reserve(d.size());
+  for (int n = 0; n < d.n; ++n)
+    for (int c = 0; c < d.c; ++c)
+      for (int y = 0; y < d.h; ++y)
+        for (int x = 0; x < d.w; ++x) out.push_back(h(storage_index(order, d, n, c, y, x)));
+  return out;
+}
+
+// The transform from one layout to another: the scratch-tiled kernel when the build has it,
+// else the global-memory one (kcnn's own kernels only: peers are not part of a plan).
+const variant_info* transform_variant(layout_axis from, layout_axis to) {
+  const variant_info* global = nullptr;
+  const op_info* transform = registry::instance().layout_transform_op();
+  if (!transform) return nullptr;
+  for (const auto& v : registry::instance().variants())
+    if (v.op == transform->name && v.layout == from && v.out_layout == to && v.origin() == origin::kcnn) {
+      if (v.space == space_axis::scratch) return &v;
+      if (v.space == space_axis::global) global = &v;
+    }
+  return global;
+}
+
+layer_spec transform_spec(const dims4& d, const std::string& name) {
+  layer_spec s;
+  s.network = "forward";
+  s.layer = name;
+  s.op = registry::instance().layout_transform_op()->name;
+  s.n = d.n; s.c = d.c; s.h = d.h; s.w = d.w;
+  s.out = d;
+  return s;
+}
+
+dims4 input_dims(const layer_spec& l, std::size_t i) {
+  return registry::instance().find_op(l.op)->input_shapes(l).at(i);
+}
+
+}  // namespace
+
+forward_plan uniform_plan(const suite& su, layout_axis layout) {
+  forward_plan p{std::string("uniform_") + name(layout), {}};
+  for (const auto& l : su.layers) {
+    const variant_info* v = registry::instance().baseline(l.op, layout);
+    if (!v) throw std::runtime_error(l.file + ":" + std::to_string(l.line) + ": no " + name(layout) + " baseline of " + l.op);
+    p.variants.push_back(v);
+  }
+  return p;
+}
+
+std::vector<double> reference_forward(const suite& su, std::uint64_t seed, const case_settings& settings) {
+  const forward_plan plan = uniform_plan(su, layout_axis::nchw);
+  std::map<std::string, std::vector<double>> out;  // by layer
+  const std::vector<double> x0 = network_input(su, seed);
+  const std::vector<double>* last = &x0;
+  for (std::size_t i = 0; i < su.layers.size(); ++i) {
+    const auto& l = su.layers[i];
+    auto c = plan.variants[i]->make(l, settings);
+    c->setup(layer_seed(seed, i));
+    std::vector<std::vector<double>> ins;
+    if (l.inputs.empty()) ins.push_back(x0);
+    for (const auto& name : l.inputs) ins.push_back(out.at(name));
+    std::vector<double> y = c->reference_on(ins);
+    for (int r = 1; r < l.repeat; ++r) y = c->reference_on({y});
+    out[l.layer] = std::move(y);
+    last = &out[l.layer];
+  }
+  return *last;
+}
+
+forward_result run_forward(const suite& su, const forward_plan& plan, std::uint64_t seed,
+                           const std::vector<double>& reference, double tolerance, int min_reps,
+                           int max_reps, double budget_s, activation_memory memory, const case_settings& settings) {
+  const auto& layers = su.layers;
+  const std::size_t L = layers.size();
+  auto where = [&](std::size_t i) { return layers[i].file + ":" + std::to_string(layers[i].line) + ": layer '" + layers[i].layer + "': "; };
+
+  // Cases with their weights.
+  std::vector<std::unique_ptr<bench_case>> cases;
+  for (std::size_t i = 0; i < L; ++i) {
+    cases.push_back(plan.variants[i]->make(layers[i], settings));
+    if (!cases.back()->bindable())
+      throw std::runtime_error(where(i) + plan.variants[i]->variant_name() + " cannot be chained");
+    cases.back()->setup(layer_seed(seed, i));
+  }
+
+  // Tensors: the graph with each variant's own in-place ability (a layer writes over its input
+  // only in the same layout, and in separate-buffer mode only if its variant always does).
+  auto layout_of = [&](int creator) { return plan.variants[std::size_t(creator < 0 ? 0 : creator)]->layout; };
+  tensor_graph g = build_tensor_graph(su, [&](int i, int creator, bool sole) {
+    const std::size_t li = std::size_t(i);
+    const bool same_layout = layout_of(creator) == plan.variants[li]->layout;
+    if (plan.variants[li]->variant->in_place) {
+      if (!(sole && same_layout))
+        throw std::runtime_error(where(li) + "an in-place variant needs its input to itself, in its own layout");
+      return true;
+    }
+    return memory == activation_memory::arena && sole && same_layout &&
+           registry::instance().find_op(layers[li].op)->in_place_capable && cases[li]->in_place_safe();
+  });
+  std::vector<layout_axis> tensor_layout;
+  for (const auto& t : g.tensors) tensor_layout.push_back(layout_of(t.creator));
+
+  std::vector<dims4> tensor_dims(g.tensors.size());
+  tensor_dims[0] = input_dims(layers[0], 0);
+  for (std::size_t i = 0; i < L; ++i) tensor_dims[std::size_t(g.output_of[i])] = layers[i].out;
+
+  // Device memory: one buffer per tensor, or one arena.
+  forward_result res;
+  res.plan = plan.name;
+  std::vector<device_buffer> buffers(g.tensors.size());
+  device_buffer arena;
+  std::vector<float*> ptr(g.tensors.size());
+  if (memory == activation_memory::arena) {
+    const double bytes = place_in_arena(g.tensors, fit::first);
+    arena = device_buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "forward.arena"), std::size_t(bytes / sizeof(float)) + 1);
+    for (std::size_t t = 0; t < g.tensors.size(); ++t) ptr[t] = arena.data() + std::size_t(g.tensors[t].offset / sizeof(float));
+    res.arena_bytes = bytes;
+  } else {
+    for (std::size_t t = 0; t < g.tensors.size(); ++t) {
+      buffers[t] = device_buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "forward." + g.tensors[t].name), tensor_dims[t].size());
+      ptr[t] = buffers[t].data();
+      res.arena_bytes += g.tensors[t].bytes;
+    }
+  }
+
+  // Steps: layout transforms where a consumer's layout differs from its input's (converted
+  // copies live in their own buffers, outside the arena), then the layer.
+  struct step {
+    bench_case* c;
+    std::string label, layout, variant;
+    int repeat = 1;
+  };
+  std::vector<step> steps;
+  std::vector<std::unique_ptr<bench_case>> transforms;
+  std::vector<device_buffer> converted;
+  std::map<std::pair<int, layout_axis>, float*> conversions;
+  for (std::size_t i = 0; i < L; ++i) {
+    const layout_axis want = plan.variants[i]->layout;
+    std::vector<float*> in_ptrs;
+    for (int t : g.inputs_of[i]) {
+      const layout_axis have = tensor_layout[std::size_t(t)];
+      if (have == want) {
+        in_ptrs.push_back(ptr[std::size_t(t)]);
+        continue;
+      }
+      auto key = std::make_pair(t, want);
+      if (!conversions.count(key)) {
+        const variant_info* tv = transform_variant(have, want);
+        if (!tv) throw std::runtime_error(where(i) + "no transform from " + name(have) + " to " + name(want));
+        const dims4 d = tensor_dims[std::size_t(t)];
+        const std::string name = g.tensors[std::size_t(t)].name + "_to_" + bench::name(want);
+        transforms.push_back(tv->make(transform_spec(d, name), settings));
+        transforms.back()->setup(seed);
+        converted.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "forward." + name), d.size());
+        transforms.back()->bind({ptr[std::size_t(t)]}, converted.back().data());
+        steps.push_back({transforms.back().get(),
+                         "transform " + g.tensors[std::size_t(t)].name + " " + bench::name(have) + "->" + bench::name(want),
+                         bench::name(want), tv->variant_name(), 1});
+        conversions[key] = converted.back().data();
+        ++res.transforms;
+      }
+      in_ptrs.push_back(conversions[key]);
+    }
+    cases[i]->bind(in_ptrs, ptr[std::size_t(g.output_of[i])]);
+    const auto* v = plan.variants[i];
+    steps.push_back({cases[i].get(), layers[i].layer, name(v->layout),
+                     v->variant_name() + (v->tuning.empty() ? "" : "/" + v->tuning.name) +
+                         (v->space == space_axis::global ? "" : std::string("@") + name(v->space)),
+                     layers[i].repeat});
+  }
+
+  const dims4 in_d = tensor_dims[0];
+  const std::vector<double> x0 = network_input(su, seed);
+  auto upload_input = [&]() {
+    upload(ptr[0], tensor_layout[0], in_d, x0);  // the input may be overwritten in place
+    Kokkos::fence();
+  };
+  auto run_pass = [&](std::vector<std::vector<double>>* step_s) {
+    upload_input();
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      Kokkos::Timer t;
+      for (int r = 0; r < steps[s].repeat; ++r) steps[s].c->run();
+      Kokkos::fence();
+      if (step_s) (*step_s)[s].push_back(t.seconds());
+    }
+  };
+
+  // Validation pass.
+  run_pass(nullptr);
+  const int out_t = g.output_of.back();
+  const dims4 out_d = layers.back().out;
+  const float* out_ptr = ptr[std::size_t(out_t)];
+  res.output = download(out_ptr, tensor_layout[std::size_t(out_t)], out_d);
+  res.check = compare([&](int n, int c, int h, int w) { return res.output[((std::size_t(n) * out_d.c + c) * out_d.h + h) * out_d.w + w]; },
+                      out_d, reference, tolerance);
+  if (!res.check.passed) return res;
+
+  // Timed passes.
+  std::vector<std::vector<double>> step_s(steps.size());
+  std::vector<double> totals;
+  Kokkos::Timer budget;
+  while (true) {
+    run_pass(&step_s);
+    double sum = 0;
+    for (const auto& v : step_s) sum += v.back();
+    totals.push_back(sum);
+    const int n = int(totals.size());
+    if (n >= max_reps || (n >= min_reps && budget.seconds() > budget_s)) break;
+  }
+  res.reps = int(totals.size());
+  res.total_ms = summarize(totals).median * 1e3;
+  for (std::size_t s = 0; s < steps.size(); ++s)
+    res.steps.push_back({steps[s].label, steps[s].layout, steps[s].variant, summarize(step_s[s]).median * 1e3});
+  return res;
+}
+
+}  // namespace kcnn::bench

@@ -1,0 +1,60 @@
+#pragma once
+// Whole-network forward passes (--network): each layer's output feeds the next on the device,
+// weights are random but fixed (seeded per layer, the same logical values in every layout), and
+// the final output is compared with a host reference forward pass of the same network.
+#include "modes/memory_plan.hpp"
+#include "cases/registry.hpp"
+#include "suites/suite.hpp"
+
+#include <kcnn/validate.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kcnn::bench {
+
+// One variant per layer, by layout and algorithm.
+struct forward_plan {
+  std::string name;                            // uniform_nchw, ..., per_layer
+  std::vector<const variant_info*> variants;   // per layer
+};
+
+struct forward_step_time {
+  std::string label;   // layer name, or "transform <tensor> a->b"
+  std::string layout;  // the layer's layout (transforms: the target)
+  std::string variant; // the case key's variant (and tuning)
+  double ms = 0;       // median over the timed passes
+};
+
+struct forward_result {
+  std::string plan;
+  double total_ms = 0;                 // median over passes of the sum of the fenced steps
+  std::vector<forward_step_time> steps;
+  int transforms = 0;
+  int reps = 0;
+  comparison check;                    // final output against the host reference
+  std::vector<double> output;          // final output, logical nchw
+  double arena_bytes = 0;              // activations' device memory (arena or sum of buffers)
+};
+
+// Where the activations live: one buffer per tensor, or carved out of one arena placed by the
+// first-fit planner (the graph is built with each variant's own in-place capability).
+enum class activation_memory { separate, arena };
+
+// The host reference forward pass (double), layer by layer with the plan's cases' weights.
+std::vector<double> reference_forward(const suite& su, std::uint64_t seed, const case_settings& settings = {});
+
+// Runs a plan: one validation pass, then timed passes (fenced per step) until min_reps and the
+// time budget are both reached or max_reps. Throws std::runtime_error with the layer named
+// when a variant cannot be chained.
+forward_result run_forward(const suite& su, const forward_plan& plan, std::uint64_t seed,
+                           const std::vector<double>& reference, double tolerance, int min_reps,
+                           int max_reps, double budget_s, activation_memory memory,
+                           const case_settings& settings = {});
+
+// The uniform plan: each layer's op's baseline in the given layout.
+forward_plan uniform_plan(const suite& su, layout_axis layout);
+
+}  // namespace kcnn::bench

@@ -1,0 +1,54 @@
+#include "suites/selection.hpp"
+
+#include "results/results.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace kcnn::bench {
+
+std::vector<suite> load_suites(const options& opt) {
+  std::vector<suite> suites;
+  for (const auto& name : opt.suites) {
+    if (name == "all") {
+      for (auto& su : all_network_suites()) suites.push_back(std::move(su));
+    } else {
+      suites.push_back(load_suite(resolve_suite(name)));
+    }
+  }
+  for (auto& su : suites)
+    if (opt.batch > 0) set_batch(su, opt.batch);
+  return suites;
+}
+
+selection select_cases(const options& opt, const std::vector<suite>& suites) {
+  const bool baseline_only = opt.quick && opt.variants.empty() && opt.spaces.empty() && opt.patterns.empty();
+  const std::vector<layout_axis> quick_layouts =
+      opt.layouts.empty() && !opt.network ? std::vector<layout_axis>{layout_axis::nchw} : opt.layouts;
+  selection sel;
+  for (const auto& su : suites)
+    for (const auto& spec : su.layers) {
+      const bool smoke = baseline_only && su.kind == suite_kind::network;
+      for (const auto& v : registry::instance().variants()) {
+        if (smoke && !v.baseline) continue;
+        if (v.op != spec.op || !matches(opt.ops, v.op) || !matches(smoke ? quick_layouts : opt.layouts, v.layout) ||
+            !matches(opt.spaces, v.space) || !matches(opt.patterns, v.pattern) || !matches(opt.variants, v.variant))
+          continue;
+        const std::string key = case_key(v, spec);
+        const std::string why = v.unsupported ? v.unsupported(spec) : std::string();
+        if (!why.empty()) sel.not_applicable.push_back(key + ": " + why);
+        else sel.cases.push_back({&v, spec, key});
+      }
+    }
+  return sel;
+}
+
+std::vector<planned_case> not_yet_finished(std::vector<planned_case> cases, const std::string& resume_from) {
+  std::set<std::string> done;
+  for (auto& k : finished_keys(resume_from)) done.insert(k);
+  cases.erase(std::remove_if(cases.begin(), cases.end(), [&](const planned_case& c) { return done.count(c.key) > 0; }),
+              cases.end());
+  return cases;
+}
+
+}  // namespace kcnn::bench

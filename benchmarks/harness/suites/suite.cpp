@@ -1,0 +1,370 @@
+#include "suites/suite.hpp"
+
+#include <csv.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace kcnn::bench {
+
+namespace {
+
+const std::vector<std::string> required_columns = {"network", "layer", "op", "n",      "c",
+                                                   "h",       "w",     "k",  "r",      "s",
+                                                   "stride",  "pad",   "groups"};
+// repeat: multiplicity; rounding: floor|ceil for pooling; input: named inputs for
+// add/concat; params: op-specific "key=value key=value"; note: free text.
+const std::vector<std::string> optional_columns = {"repeat", "rounding", "input", "params",
+                                                   "note"};
+
+std::string where(const std::string& file, int line) {
+  return file + ":" + std::to_string(line);
+}
+
+// Bytes a terminal would not show as themselves (a binary file's) are written \xNN.
+std::string printable(const std::string& s) {
+  std::string o;
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u >= 0x20 && u < 0x7f) {
+      o += ch;
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      o += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+    }
+  }
+  return o;
+}
+
+[[noreturn]] void fail(const std::string& file, int line, const std::string& field,
+                       const std::string& msg) {
+  throw suite_error(where(file, line) + ": field '" + printable(field) + "': " + printable(msg));
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+// Integer fields: digits only; empty allowed where the op does not use the field.
+int parse_int(const std::string& text, const std::string& file, int line,
+              const std::string& field, bool allow_empty, int empty_value) {
+  const std::string t = trim(text);
+  if (t.empty()) {
+    if (allow_empty) return empty_value;
+    fail(file, line, field, "missing value");
+  }
+  int v = 0;
+  if (!parse_int_exact(t, v)) fail(file, line, field, "expected an integer, got '" + t + "'");
+  if (v < 0) fail(file, line, field, "must be >= 0, got " + t);
+  return v;
+}
+
+bool valid_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
+  });
+}
+
+std::vector<std::string> split_header(const std::string& line) {
+  std::vector<std::string> cols;
+  std::stringstream ss(line);
+  std::string col;
+  while (std::getline(ss, col, ',')) cols.push_back(trim(col));
+  return cols;
+}
+
+// Fields on line `line` (1-based) of `text`, counted as the CSV reader splits them (commas
+// outside double quotes), to name the column a short row is missing.
+std::size_t fields_on_line(const std::string& text, int line) {
+  std::istringstream ss(text);
+  std::string l;
+  for (int i = 0; i < line && std::getline(ss, l); ++i) {}
+  std::size_t fields = 1;
+  bool quoted = false;
+  for (const char ch : l) {
+    if (ch == '"') quoted = !quoted;
+    else if (ch == ',' && !quoted) ++fields;
+  }
+  return fields;
+}
+
+}  // namespace
+
+suite load_suite(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw suite_error(path + ": cannot open suite file");
+  std::ostringstream text;
+  text << f.rdbuf();
+  return parse_suite(path, text.str());
+}
+
+suite parse_suite(const std::string& path, const std::string& text) {
+  suite su;
+  su.path = path;
+  su.name = fs::path(path).stem().string();
+  std::istringstream probe(text);
+
+  // The header is checked by hand first so that unknown or missing columns are named;
+  // fast-cpp-csv-parser would silently ignore a misspelt optional column.
+  std::string header;
+  int header_line = 0;
+  while (std::getline(probe, header)) {
+    ++header_line;
+    const std::string t = trim(header);
+    if (t.rfind("#@", 0) == 0) {
+      // Suite metadata: "#@ key: value".
+      const std::string kv = trim(t.substr(2));
+      const auto colon = kv.find(':');
+      const std::string key = trim(kv.substr(0, colon));
+      const std::string value = colon == std::string::npos ? std::string() : trim(kv.substr(colon + 1));
+      if (colon == std::string::npos || value.empty())
+        fail(path, header_line, "#@", "expected '#@ key: value', got '" + t + "'");
+      if (key == "kind") {
+        if (value == "network") su.kind = suite_kind::network;
+        else if (value == "layers") su.kind = suite_kind::layers;
+        else fail(path, header_line, "#@ kind", "expected network or layers, got '" + value + "'");
+      } else if (key == "source") {
+        su.source = value;
+      } else if (key == "rounding") {
+        if (value != "floor" && value != "ceil")
+          fail(path, header_line, "#@ rounding", "expected floor or ceil, got '" + value + "'");
+        su.rounding = value;
+      } else {
+        fail(path, header_line, "#@ " + key, "unknown suite metadata (known: kind, source, rounding)");
+      }
+      continue;
+    }
+    if (!t.empty() && t[0] != '#') break;
+  }
+  if (su.kind == suite_kind::network && (su.source.empty() || su.rounding.empty()))
+    fail(path, 1, su.source.empty() ? "#@ source" : "#@ rounding",
+         "a network suite names its source and its pooling rounding mode");
+  if (trim(header).empty() || trim(header)[0] == '#')
+    throw suite_error(where(path, header_line) + ": no header line");
+  const auto cols = split_header(header);
+  std::set<std::string> seen;
+  for (const auto& c : cols) {
+    const bool known = std::find(required_columns.begin(), required_columns.end(), c) !=
+                           required_columns.end() ||
+                       std::find(optional_columns.begin(), optional_columns.end(), c) !=
+                           optional_columns.end();
+    if (!known) fail(path, header_line, c, "unknown column");
+    if (!seen.insert(c).second) fail(path, header_line, c, "column appears twice");
+  }
+  for (const auto& c : required_columns)
+    if (!seen.count(c)) fail(path, header_line, c, "required column is missing");
+
+  using reader_t =
+      io::CSVReader<18, io::trim_chars<' ', '\t', '\r'>, io::double_quote_escape<',', '"'>,
+                    io::throw_on_overflow, io::single_and_empty_line_comment<'#'>>;
+  std::set<std::string> names;
+  try {
+    reader_t in(path, text.data(), text.data() + text.size());
+    in.read_header(io::ignore_missing_column, "network", "layer", "op", "n", "c", "h", "w", "k",
+                   "r", "s", "stride", "pad", "groups", "repeat", "rounding", "input", "params",
+                   "note");
+    std::string network, layer, op, n, c, h, w, k, r, s, stride, pad, groups, repeat, rounding,
+        input, params, note;
+    while (true) {
+      repeat.clear();
+      rounding.clear();
+      input.clear();
+      params.clear();
+      note.clear();
+      if (!in.read_row(network, layer, op, n, c, h, w, k, r, s, stride, pad, groups, repeat,
+                       rounding, input, params, note))
+        break;
+      const int line = int(in.get_file_line());
+      layer_spec sp;
+      sp.file = path;
+      sp.line = line;
+      sp.network = trim(network);
+      sp.layer = trim(layer);
+      sp.op = trim(op);
+      if (!valid_name(sp.network)) fail(path, line, "network", "expected a name of letters, digits, '_' or '-', got '" + sp.network + "'");
+      if (!valid_name(sp.layer)) fail(path, line, "layer", "expected a name of letters, digits, '_' or '-', got '" + sp.layer + "'");
+      const op_info* oi = registry::instance().find_op(sp.op);
+      if (!oi) {
+        std::string known;
+        for (const auto& o : registry::instance().ops()) known += (known.empty() ? "" : ", ") + o.name;
+        fail(path, line, "op", "unknown op '" + sp.op + "' (known: " + known + ")");
+      }
+      sp.n = parse_int(n, path, line, "n", false, 0);
+      sp.c = parse_int(c, path, line, "c", false, 0);
+      sp.h = parse_int(h, path, line, "h", false, 0);
+      sp.w = parse_int(w, path, line, "w", false, 0);
+      sp.k = parse_int(k, path, line, "k", true, 0);
+      sp.r = parse_int(r, path, line, "r", true, 0);
+      sp.s = parse_int(s, path, line, "s", true, 0);
+      sp.stride = parse_int(stride, path, line, "stride", true, 1);
+      sp.pad = parse_int(pad, path, line, "pad", true, 0);
+      sp.groups = parse_int(groups, path, line, "groups", true, 1);
+      // Zero is no stride and no group count for any op, also one that does not use them.
+      if (sp.stride < 1) fail(path, line, "stride", "must be > 0, got " + std::to_string(sp.stride));
+      if (sp.groups < 1) fail(path, line, "groups", "must be > 0, got " + std::to_string(sp.groups));
+      sp.repeat = parse_int(repeat, path, line, "repeat", true, 1);
+      if (sp.repeat < 1) fail(path, line, "repeat", "must be >= 1");
+      sp.rounding = trim(rounding);
+      if (sp.rounding.empty() && oi->rounds_output) sp.rounding = su.rounding;
+      if (!sp.rounding.empty() && sp.rounding != "floor" && sp.rounding != "ceil")
+        fail(path, line, "rounding", "expected floor or ceil, got '" + sp.rounding + "'");
+      std::stringstream ps(params);
+      std::string kv;
+      while (ps >> kv) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+          fail(path, line, "params", "expected key=value, got '" + kv + "'");
+        sp.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
+      std::stringstream is(input);
+      for (std::string name; is >> name;) sp.inputs.push_back(name);
+      try {
+        if (const field_error e = oi->check(sp)) fail(path, line, e.field, e.message);
+        sp.out = oi->output_shape(sp);
+      } catch (const suite_error&) {
+        throw;
+      } catch (const std::exception& e) {
+        // An op's parameter parsing (e.g. params size=abc) throws: the row's params are wrong.
+        const std::string m = e.what();
+        fail(path, line, "params", m.rfind("params: ", 0) == 0 ? m.substr(8) : m);
+      }
+      if (!names.insert(sp.network + "." + sp.layer).second)
+        fail(path, line, "layer", "duplicate layer name '" + sp.layer + "' in network '" + sp.network + "'");
+      su.layers.push_back(std::move(sp));
+    }
+  } catch (const io::error::too_few_columns& e) {
+    const std::size_t got = fields_on_line(text, e.file_line);
+    fail(path, e.file_line, got < cols.size() ? cols[got] : "row",
+         "missing value: the row has " + std::to_string(got) + " fields, the header names " +
+             std::to_string(cols.size()));
+  } catch (const io::error::too_many_columns& e) {
+    fail(path, e.file_line, "row", "the row has " + std::to_string(fields_on_line(text, e.file_line)) +
+                                       " fields, the header names " + std::to_string(cols.size()));
+  } catch (const io::error::escaped_string_not_closed& e) {
+    fail(path, e.file_line, "row", "a double-quoted value is not closed");
+  } catch (const io::error::base& e) {
+    // The reader's other errors (over-long line, a header it reads differently) in its words.
+    const auto* fl = dynamic_cast<const io::error::with_file_line*>(&e);
+    throw suite_error(fl && fl->file_line > 0 ? where(path, fl->file_line) + ": " + e.what()
+                                              : path + ": " + e.what());
+  }
+  if (su.layers.empty()) throw suite_error(path + ": no layers");
+  if (su.kind == suite_kind::network) {
+    for (const auto& l : su.layers)
+      if (l.network != su.layers.front().network)
+        fail(path, l.line, "network", "a network suite holds one network ('" + su.layers.front().network +
+                                          "'), got '" + l.network + "'");
+    // The implicit input of a layer is the layer before it.
+    for (std::size_t i = 1; i < su.layers.size(); ++i)
+      if (su.layers[i].inputs.empty()) su.layers[i].inputs.push_back(su.layers[i - 1].layer);
+    check_chain(su);
+  } else {
+    for (const auto& l : su.layers)
+      if (!l.inputs.empty() && registry::instance().find_op(l.op)->input_shapes(l).size() < 2)
+        fail(path, l.line, "input", "inputs are named only in network suites (#@ kind: network)");
+  }
+  return su;
+}
+
+namespace {
+std::string shape(const dims4& d) {
+  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" + std::to_string(d.w);
+}
+}  // namespace
+
+void check_chain(const suite& su) {
+  std::map<std::string, const layer_spec*> by_name;
+  for (const auto& l : su.layers) {
+    const auto expected = registry::instance().find_op(l.op)->input_shapes(l);
+    if (&l != &su.layers.front() || !l.inputs.empty()) {
+      if (l.inputs.size() != expected.size())
+        fail(l.file, l.line, "input", "layer '" + l.layer + "' (" + l.op + ") takes " + std::to_string(expected.size()) +
+                                          " input(s), " + std::to_string(l.inputs.size()) + " named");
+      for (std::size_t i = 0; i < expected.size(); ++i) {
+        const auto it = by_name.find(l.inputs[i]);
+        if (it == by_name.end())
+          fail(l.file, l.line, "input", "layer '" + l.layer + "': '" + l.inputs[i] +
+                                            "' is not an earlier layer of network '" + l.network + "'");
+        if (!(it->second->out == expected[i]))
+          fail(l.file, l.line, "input", "layer '" + l.layer + "' expects " + shape(expected[i]) + " from '" +
+                                            l.inputs[i] + "', which produces " + shape(it->second->out));
+      }
+    }
+    if (l.repeat > 1 && !(l.out == dims4{l.n, l.c, l.h, l.w}))
+      fail(l.file, l.line, "repeat", "layer '" + l.layer + "' is repeated but its output " + shape(l.out) +
+                                         " is not its input " + shape({l.n, l.c, l.h, l.w}));
+    by_name[l.layer] = &l;
+  }
+}
+
+namespace {
+std::vector<fs::path> search_dirs() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("KCNN_SUITES_DIR")) dirs.emplace_back(env);
+  dirs.emplace_back("suites");
+#ifdef KCNN_SOURCE_SUITES_DIR
+  dirs.emplace_back(KCNN_SOURCE_SUITES_DIR);
+#endif
+#ifdef KCNN_INSTALL_SUITES_DIR
+  dirs.emplace_back(KCNN_INSTALL_SUITES_DIR);
+#endif
+  return dirs;
+}
+}  // namespace
+
+std::string resolve_suite(const std::string& name_or_path) {
+  std::error_code ec;
+  if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  for (const auto& d : search_dirs()) {
+    const fs::path p = d / (name_or_path + ".csv");
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  std::string known;
+  for (const auto& n : available_suites()) known += (known.empty() ? "" : ", ") + n;
+  throw suite_error("unknown suite '" + name_or_path + "' (not a file; known suites: " +
+                    (known.empty() ? "none found" : known) + ")");
+}
+
+void set_batch(suite& su, int n) {
+  for (auto& spec : su.layers) {
+    if (spec.n == n) continue;
+    const op_info* oi = registry::instance().find_op(spec.op);
+    spec.n = n;
+    if (const field_error e = oi->check(spec))
+      fail(spec.file, spec.line, e.field, e.message + " (with --batch " + std::to_string(n) + ")");
+    spec.out = oi->output_shape(spec);
+  }
+  if (su.kind == suite_kind::network) check_chain(su);
+}
+
+std::vector<suite> all_network_suites() {
+  std::vector<suite> out;
+  for (const auto& name : available_suites()) {
+    suite su = load_suite(resolve_suite(name));
+    if (su.kind == suite_kind::network) out.push_back(std::move(su));
+  }
+  return out;
+}
+
+std::vector<std::string> available_suites() {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto& d : search_dirs()) {
+    if (!fs::is_directory(d, ec)) continue;
+    for (const auto& e : fs::directory_iterator(d, ec))
+      if (e.path().extension() == ".csv") names.insert(e.path().stem().string());
+  }
+  return {names.begin(), names.end()};
+}
+
+}  // namespace kcnn::bench
