@@ -5,6 +5,7 @@
 # cuBLAS) compares the lines it can produce: the lines marked `(needs X)` for an X it lacks are
 # dropped from the committed file, those for an X the reference build lacks from the generated
 # one, and the "Not on this build" section (which says what each build lacks) from both.
+cmake_minimum_required(VERSION 3.21)  # IN_LIST
 execute_process(COMMAND ${BENCH} --catalogue OUTPUT_VARIABLE generated RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "kcnn-bench --catalogue failed (${rc})")

@@ -90,27 +90,23 @@ std::string catalogue_markdown(const registry& r) {
     std::set<std::string> ops;
   };
   std::map<std::string, std::map<std::string, kind_info>> kinds;  // name -> doc -> info
-  std::map<std::string, std::map<std::string, std::set<std::string>>> tunings;  // name -> doc -> op/variant
-  std::map<std::string, std::set<std::string>> tuning_needs;                    // name + doc -> needs_of
+  // name -> (doc, needs) -> op/variant: the users that need something have a line of their own, so
+  // that a build without it lacks that line only.
+  std::map<std::string, std::map<std::pair<std::string, std::string>, std::set<std::string>>> tunings;
   for (const auto& v : r.variants()) {
     auto& k = kinds[v.variant_name()][v.variant->doc];
     k.origin = marked(name(v.origin()), v.variant->needs ? v.variant->needs : "");
     k.doc = v.variant->doc;
     k.ops.insert(v.op);
-    if (!v.tuning.empty()) {
-      tunings[v.tuning.name][v.tuning.doc].insert(v.op + "/" + v.variant_name());
-      tuning_needs[v.tuning.name + "\n" + v.tuning.doc].insert(needs_of(v));
-    }
+    if (!v.tuning.empty()) tunings[v.tuning.name][{v.tuning.doc, needs_of(v)}].insert(v.op + "/" + v.variant_name());
   }
   o << "\n## Variants\n\n| variant | origin | ops | meaning |\n|---|---|---|---|\n";
   for (const auto& [n, docs] : kinds)
     for (const auto& [d, k] : docs) o << "| `" << n << "` | " << k.origin << " | " << joined(k.ops) << " | " << d << " |\n";
   o << "\n## Tunings\n\n| tuning | where | meaning |\n|---|---|---|\n";
   for (const auto& [n, docs] : tunings)
-    for (const auto& [d, where] : docs) {
-      const auto& needs = tuning_needs[n + "\n" + d];  // marked when every user needs the same
-      o << "| `" << n << "` | " << joined(where) << " | " << marked(d, needs.size() == 1 ? *needs.begin() : "") << " |\n";
-    }
+    for (const auto& [doc_needs, where] : docs)
+      o << "| `" << n << "` | " << joined(where) << " | " << marked(doc_needs.first, doc_needs.second) << " |\n";
 
   o << "\n## Not on this build\n\n";
   std::vector<std::pair<std::string, std::string>> missing = r.unavailable();

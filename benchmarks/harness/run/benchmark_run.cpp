@@ -27,7 +27,7 @@ namespace {
 
 // The signal that asked the run to stop (0: none): the running case finishes, the rest are
 // skipped, the files are closed as usual. The one state a signal handler may write is a
-// volatile sig_atomic_t at namespace scope; nothing else in the harness is mutable and global.
+// volatile sig_atomic_t at namespace scope; what else is process-wide is in harness/README.md.
 volatile std::sig_atomic_t stop_signal = 0;
 extern "C" void on_stop_signal(int s) { stop_signal = s; }
 
@@ -374,11 +374,12 @@ int close_results(const options& opt, mpi_job& job, row_outputs& out, const run_
   return 0;
 }
 
-// Google Benchmark's own flags (--benchmark_*); false when one is not recognised.
-bool init_google_benchmark(const options& opt) {
-  std::vector<std::string> passthrough = opt.passthrough;
+// Google Benchmark's own flags (--benchmark_*); false when one is not recognised. Google Benchmark
+// keeps pointers into the argv it is given (its context prints argv[0]), so `args` (the caller's)
+// must outlive the run.
+bool init_google_benchmark(std::vector<std::string>& args) {
   std::vector<char*> gb_argv;
-  for (auto& a : passthrough) gb_argv.push_back(a.data());
+  for (auto& a : args) gb_argv.push_back(a.data());
   int gb_argc = int(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
   return !benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data());
@@ -398,7 +399,8 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
                    std::vector<planned_case> cases, std::size_t cases_in_all) {
   mpi_job& job = mpi_job::instance();
   const bool rank0 = job.rank() == 0;
-  if (!init_google_benchmark(opt)) return 2;
+  std::vector<std::string> google_benchmark_args = opt.passthrough;
+  if (!init_google_benchmark(google_benchmark_args)) return 2;
   run_context ctx = make_context(argc, argv, joined_suite_name(opt, suites));
   // One run id for the job, rank 0's, with the rank appended: each rank's rows point to its own
   // context (its host and device) in the JSON's `ranks`.
