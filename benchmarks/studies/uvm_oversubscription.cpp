@@ -1,6 +1,6 @@
 // uvm_oversubscription (CUDA builds): a chain of conv2d 3x3 (c -> c, pad 1) and max pool 3x3
 // (stride 1, pad 1) layers whose activations all stay alive (as for a backward pass) and exceed
-// the device memory left to them (sizing in ../harness/oversubscription.hpp: a ballast takes
+// the device memory left to them (sizing in oversubscription.hpp: a ballast takes
 // the rest of the device). One timed run is a forward pass of the whole chain. Variants:
 //   managed          every activation in managed memory; the driver migrates and evicts on faults
 //   managed_prefetch the same, with the next layer's output prefetched to the device and the

@@ -58,10 +58,12 @@ struct vector_spec {
 
 // Every optional member of a descriptor, with its default.
 struct descriptor_defaults {
-  // Set (to the descriptor that defines them) when this descriptor fills and computes its
-  // reference as its op does: it then shares the op's cached host reference with every variant
-  // of the layer. void: its own fill or reference, shared with no other registration. A variant,
-  // peer or fault derived from an op's descriptor inherits it.
+  // Set when this descriptor fills and computes its reference exactly as its op does (by
+  // convention to the descriptor that defines them, as documentation): it then shares the op's one
+  // cached host reference with every variant of the layer; the cache key is the op's name, so an
+  // op has one reference. void: its own fill or reference, shared only by the registrations of
+  // its op, variant and tuning (its layouts and memory spaces). A variant, peer or fault derived
+  // from an op's descriptor inherits it.
   using reference_family = void;
   // Correct when the caller passes the input as the output (network mode's in-place layers).
   static constexpr bool in_place_safe = false;
@@ -407,7 +409,8 @@ void register_case(registry& r, const variant_decl& d, space_axis space, bool ba
   v.baseline = baseline;
   v.unsupported = [](const layer_spec& s) { return K::template unsupported<InL>(K::from_spec(s)); };
   // A descriptor with a reference family computes the op's one reference (shared by every
-  // variant of the layer); one without computes its own, shared by its layouts and spaces only.
+  // variant of the layer); one without computes its own, shared by the registrations of its op,
+  // variant and tuning only.
   const std::string scope = std::is_void_v<typename K::reference_family>
                                 ? "own/" + d.op + "/" + d.variant->name + "/" + d.tuning.name
                                 : "op/" + d.op;

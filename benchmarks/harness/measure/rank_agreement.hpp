@@ -21,8 +21,8 @@ class rank_agreement {
   virtual std::vector<double> all_gather(double v, const std::string& what) = 0;
   virtual int size() const = 0;
   // This rank cannot make the collectives the others are waiting in (it failed while they time the
-  // case together): with other ranks the job ends, naming `why`, rather than hang or mismatch;
-  // alone there is no one to wait, and the row records the failure.
+  // case together): under MPI the job ends, naming `why`, rather than hang or mismatch;
+  // local_agreement has no one waiting, and the row records the failure.
   virtual void abandon_case(const std::string& why) = 0;
 };
 

@@ -27,8 +27,10 @@ void rank_rows_file::remove() {
 }
 
 status_counts merge_rank_rows(results_writer& writer, const std::vector<std::string>& other_ranks_lines) {
+  // Every row is checked before any is written: a bad one leaves rank 0's file as it was.
   const std::size_t status_at = column_index("status");
   status_counts counts;
+  std::vector<std::string> rows;
   for (const auto& lines : other_ranks_lines) {
     std::istringstream in(lines);
     std::string line;
@@ -37,10 +39,11 @@ status_counts merge_rank_rows(results_writer& writer, const std::vector<std::str
       const auto f = csv_fields(line);
       const auto s = status_at < f.size() ? parse_status(f[status_at]) : std::nullopt;
       if (!s) throw std::runtime_error("a rank sent a row without a valid status: " + line);
-      writer.write_line(line);
       counts.add(*s);
+      rows.push_back(line);
     }
   }
+  for (const auto& row : rows) writer.write_line(row);
   return counts;
 }
 

@@ -161,6 +161,7 @@ class benchmark_run {
   }
 
   const status_counts& counts() const { return counts_; }
+  const char* sampler_name() const { return sampler_.name(); }
   const std::vector<measured_case>& measured() const { return measured_; }
 
  private:
@@ -428,7 +429,7 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   if (job.active()) merge_ranks(job, out, ctx, cal, totals);
 
   const int failures = job.agree_max(run.counts().failures() + unsigned(totals.network_failures) > 0 ? 1 : 0, "the verdict");
-  const int rc = job.agree_max(close_results(opt, job, out, cal, totals, fenced_timer().name()), "closing the results");
+  const int rc = job.agree_max(close_results(opt, job, out, cal, totals, run.sampler_name()), "closing the results");
   if (rc) return rc;
   if (totals.interrupted_by) {
     if (rank0)
