@@ -1,12 +1,12 @@
 #include "cases/memory_spaces.hpp"
 
 #include "cases/registry.hpp"
+#include "measure/stats.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
 #endif
 
-#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -90,12 +90,9 @@ void space_uvm_prefetch::before_run(const std::vector<buffer>& bs) {
 
 std::string space_uvm_prefetch::note() const {
   if (prefetch_s.empty()) return {};
-  std::vector<double> t = prefetch_s;  // the median, without the measurement's statistics (cases sit below it)
-  std::sort(t.begin(), t.end());
-  const std::size_t n = t.size();
-  const double median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  const sample_stats s = summarize(prefetch_s);
   std::ostringstream o;
-  o << "prefetch to device (untimed): median " << median * 1e3 << " ms over " << prefetch_s.size()
+  o << "prefetch to device (untimed): median " << s.median * 1e3 << " ms over " << prefetch_s.size()
     << " runs";
   return o.str();
 }

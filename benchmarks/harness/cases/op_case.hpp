@@ -90,21 +90,29 @@ struct descriptor_defaults {
   std::string note() const { return {}; }
 };
 
-// The opening every descriptor of a kcnn library variant shares: the library variant it holds
-// (this->v, prepared once, untimed, by the descriptor's prepare with kcnn::prepare; stateless
-// variants ignore it) and its workspace, how the readonly space swaps the variant (with_variant),
-// and the op's reference it shares (the descriptor of the op's Reference variant). Self<W> is
-// the descriptor running variant W. The derived descriptor adds its params, the layer's facts
-// and the op's call (run, and prepare when the variant may be stateful).
-template <template <class> class Self, class Variant, class Reference>
-struct library_descriptor : descriptor_defaults {
+// The kcnn library variant a descriptor holds (this->v, prepared once, untimed, by the
+// descriptor's prepare with kcnn::prepare; stateless variants ignore it) and its workspace. A
+// descriptor deriving from this and from descriptor_defaults says `using
+// holds_variant<V>::workspace_bytes;` (both define it).
+template <class Variant>
+struct holds_variant {
   using variant_type = Variant;
-  template <class W>
-  using with_variant = Self<W>;
-  using reference_family = Self<Reference>;
   Variant v;
   template <class Params>
   double workspace_bytes(const Params&) const { return kcnn::workspace_bytes(v); }
+};
+
+// The opening every descriptor of a kcnn library variant shares: the variant it holds, how the
+// readonly space swaps it (with_variant) and the op's reference it shares (the descriptor of the
+// op's Reference variant). Self<W> is the descriptor running variant W. The derived descriptor
+// adds its params, the layer's facts and the op's call (run, and prepare when the variant may be
+// stateful). conv2d and fc hold their variant the same way (conv_descriptor.hpp's conv_call).
+template <template <class> class Self, class Variant, class Reference>
+struct library_descriptor : descriptor_defaults, holds_variant<Variant> {
+  using holds_variant<Variant>::workspace_bytes;
+  template <class W>
+  using with_variant = Self<W>;
+  using reference_family = Self<Reference>;
 };
 
 namespace detail {

@@ -70,23 +70,21 @@ struct conv_descriptor : descriptor_defaults {
 // (prepared once, untimed, with kcnn::prepare: stateful variants pack weights or allocate their
 // workspace there). Self is the most derived descriptor (traffic model overrides).
 template <class Self, class Variant, bool FullyConnected>
-struct conv_call : conv_descriptor<Self, FullyConnected> {
-  Variant v;
+struct conv_call : conv_descriptor<Self, FullyConnected>, holds_variant<Variant> {
+  using holds_variant<Variant>::workspace_bytes;
   template <class Exec, class Ops, class Out>
   void prepare(const Exec& e, const conv2d_params& p, const Ops& o, const Out& out) {
-    kcnn::prepare(e, v, p, o.ins[0], o.weights[0], o.vecs[0], out);
+    kcnn::prepare(e, this->v, p, o.ins[0], o.weights[0], o.vecs[0], out);
   }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const conv2d_params& p) const {
-    if constexpr (FullyConnected) fc(e, o.ins[0], o.weights[0], o.vecs[0], out, p, v);
-    else conv2d(e, o.ins[0], o.weights[0], o.vecs[0], out, p, v);
+    if constexpr (FullyConnected) fc(e, o.ins[0], o.weights[0], o.vecs[0], out, p, this->v);
+    else conv2d(e, o.ins[0], o.weights[0], o.vecs[0], out, p, this->v);
   }
-  double workspace_bytes(const conv2d_params&) const { return kcnn::workspace_bytes(v); }
 };
 
 template <class Variant, bool FullyConnected = false>
 struct conv_tag : conv_call<conv_tag<Variant, FullyConnected>, Variant, FullyConnected> {
-  using variant_type = Variant;
   template <class W>
   using with_variant = conv_tag<W, FullyConnected>;
 };
