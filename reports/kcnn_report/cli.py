@@ -147,6 +147,29 @@ def write_report(rows, contexts, ceilings, counters, folder, title, networks=Non
                   "host memory, the PCIe links or the node's copy engines cost each rank.")
         page.figures(plots.contention_plot(ct, folder))
         page.table(ct, md_rows=40, label="every case and rank count")
+
+    page.heading("10. GPU model (modelled, not measured)")
+    mc = sections.model_cases(rows)
+    if mc.empty:
+        page.para("No rows from a GPU-model build (cmake --preset gpu-model; docs/gpu-model.md).")
+    else:
+        page.para("Rows of GPU-model builds: each kernel's CUDA code path ran on the host and its loads and stores "
+                  "were counted as the named GPU's memory system would serve them. Every figure here is a model, "
+                  "not a measurement. Sectors per request: 4 is a coalesced float access, 32 a fully scattered one; "
+                  "conflict ways: 1 is conflict-free shared memory; dram_vs_minimal: modelled DRAM bytes over the "
+                  "case's declared minimal bytes (cold L2).")
+        page.table(sections.model_variants(mc), md_rows=60, label="every modelled case, fastest first per layer")
+        lay = sections.model_layouts(mc)
+        if not lay.empty:
+            page.para("Layouts on the modelled GPU: geometric mean over each op's layers of the best modelled time "
+                      "per layout, relative to nchw.")
+            page.table(lay)
+        mv = sections.model_vs_measured(rows, mc)
+        if mv.empty:
+            page.para("No case is in both a model run and a measured GPU run among these inputs.")
+        else:
+            page.para("Model against measurement, per case present in both:")
+            page.table(mv, md_rows=40, label="modelled and measured times")
     page.write()
 
 

@@ -7,7 +7,7 @@ import os
 
 import pandas as pd
 
-KNOWN_SCHEMAS = (1, 2, 3, 4)
+KNOWN_SCHEMAS = (1, 2, 3, 4, 5)
 
 # Columns every row must have (schemas 1 to 4); schema 2 adds predicted_dram_bytes, schema 3 adds
 # origin (kcnn, peer or fault) and renames (see upgrade_names), schema 4 fits_in_cache, launches, rank
@@ -19,11 +19,16 @@ REQUIRED = [
     "time_ms_min", "time_ms_max", "time_ms_stddev", "bytes", "flops", "gbps", "gflops",
     "arithmetic_intensity", "roofline_pct", "rel_error", "status", "note",
 ]
+# Schema 5: the GPU model's figures (gpu-model builds; empty in other runs).
+MODEL_NUMERIC = ["model_blocks", "model_threads_per_block", "model_waves", "model_ld_requests",
+                 "model_ld_sectors_per_request", "model_st_requests", "model_st_sectors_per_request",
+                 "model_smem_conflict_ways", "model_const_serialization", "model_l2_bytes", "model_dram_bytes",
+                 "model_time_us"]
 OPTIONAL = ["predicted_dram_bytes", "cache", "time_ms_mean", "workspace_bytes", "passes", "out_h",
-            "out_w", "tolerance", "origin", "fits_in_cache", "launches", "rank", "ranks"]
+            "out_w", "tolerance", "origin", "fits_in_cache", "launches", "rank", "ranks"] + MODEL_NUMERIC + ["model_bound"]
 TEXT = ["run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer", "op",
         "layout", "memory_space", "access_pattern", "variant", "tuning", "key", "status", "note", "cache",
-        "origin"]
+        "origin", "model_bound"]
 
 # Schema 3 renamed what was filed wrongly: library calls had the access pattern "tiled" (now
 # "library"), and the activations' storage-order kernel was variant naive with tuning flat (now
@@ -108,7 +113,7 @@ def read_csv(path):
         df[c] = df[c].fillna("").astype(str)
     numeric = ["n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "repeat", "reps",
                "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "bytes", "flops", "gbps",
-               "gflops", "arithmetic_intensity", "roofline_pct", "rel_error", "predicted_dram_bytes"]
+               "gflops", "arithmetic_intensity", "roofline_pct", "rel_error", "predicted_dram_bytes"] + MODEL_NUMERIC
     for c in numeric:
         try:
             df[c] = pd.to_numeric(df[c], errors="raise")

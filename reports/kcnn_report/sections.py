@@ -263,3 +263,71 @@ def contention(rows):
                         "aggregate_gbps": float(gk["gbps"].sum()),
                         "per_rank_vs_alone": per_rank / alone if alone > 0 else float("nan")})
     return pd.DataFrame(out)
+
+
+# 10. GPU model -------------------------------------------------------------------------------
+# Rows of gpu-model builds: validated, modelled (model_time_us), never timed. Model figures, not
+# measurements: every table of this section says so in its column names (model_*).
+
+MODEL_COLUMNS = ["model_ld_sectors_per_request", "model_st_sectors_per_request", "model_smem_conflict_ways",
+                 "model_const_serialization", "model_dram_bytes", "model_time_us", "model_bound"]
+
+
+def model_cases(rows):
+    """Validated rows with model figures."""
+    if "model_time_us" not in rows.columns:
+        return rows.iloc[0:0]
+    m = rows[(rows["status"] == "ok") & (rows["model_time_us"] > 0)].copy()
+    if m.empty:
+        return m
+    m["config"] = m.apply(config_label, axis=1)
+    m["dram_vs_minimal"] = m["model_dram_bytes"] / m["bytes"].where(m["bytes"] > 0)
+    return m
+
+
+def model_variants(m):
+    """Per modelled device, op and layer: every variant and layout side by side, fastest first."""
+    if m.empty:
+        return m
+    cols = ["device", "op", "network", "layer", "layout", "config"] + MODEL_COLUMNS[:4] + [
+        "dram_vs_minimal", "model_time_us", "model_bound"]
+    return m.sort_values(["device", "op", "network", "layer", "model_time_us"])[cols].reset_index(drop=True)
+
+
+def model_layouts(m):
+    """Per modelled device and op: the geometric mean over its layers of each layout's best
+    modelled time, relative to nchw's (below 1: faster than nchw on the modelled GPU)."""
+    out = []
+    if m.empty:
+        return pd.DataFrame(out)
+    best = m.groupby(["device", "op", "network", "layer", "layout"])["model_time_us"].min().reset_index()
+    for (dev, op), g in best.groupby(["device", "op"]):
+        piv = g.pivot_table(index=["network", "layer"], columns="layout", values="model_time_us")
+        if "nchw" not in piv.columns:
+            continue
+        rec = {"device": dev, "op": op, "layers": len(piv)}
+        for lay in LAYOUT_ORDER:
+            if lay in piv.columns:
+                rec[f"{lay}_vs_nchw"] = geomean((piv[lay] / piv["nchw"]).dropna())
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+def model_vs_measured(rows, m):
+    """Cases present in a model run and in a measured GPU run (backend cuda): modelled against
+    measured time per key (the model's device and the measured device side by side)."""
+    if m.empty:
+        return pd.DataFrame()
+    gpu = rows[(rows["status"] == "ok") & (rows["time_ms_median"] > 0) & (rows["backend"].str.lower() == "cuda")]
+    if gpu.empty:
+        return pd.DataFrame()
+    g = gpu.groupby(["device", "key"], as_index=False)["time_ms_median"].min()
+    mm = m.groupby(["device", "key"], as_index=False).agg(model_time_us=("model_time_us", "min"),
+                                                          model_bound=("model_bound", "first"))
+    j = mm.merge(g, on="key", suffixes=("_model", "_measured"))
+    if j.empty:
+        return j
+    j["measured_us"] = j["time_ms_median"] * 1e3
+    j["model_over_measured"] = j["model_time_us"] / j["measured_us"]
+    return j[["key", "device_model", "device_measured", "model_time_us", "model_bound", "measured_us",
+              "model_over_measured"]].reset_index(drop=True)

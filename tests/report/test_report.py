@@ -329,3 +329,50 @@ def test_a_shard_file_compares_with_a_one_rank_run_on_its_keys(tmp_path):
     assert sorted(m["key"] for m in matched) == sorted(r["key"] for r in mpi_rows("shard"))
     assert all(m["verdict"].startswith("same") for m in matched)
     assert sections.contention(load.load([shard])[0]).empty  # nothing ran on two ranks at once
+
+
+MODEL_COLUMNS = synthetic.COLUMNS + ["model_blocks", "model_threads_per_block", "model_waves", "model_ld_requests",
+                                     "model_ld_sectors_per_request", "model_st_requests",
+                                     "model_st_sectors_per_request", "model_smem_conflict_ways",
+                                     "model_const_serialization", "model_l2_bytes", "model_dram_bytes",
+                                     "model_time_us", "model_bound"]
+
+
+def model_row(device, layer, layout, variant, model_us, *, dram=2e6, sectors=4.0, backend="serial"):
+    r = synthetic.row(device, "tiny", layer, "relu", layout, "global", "coalesced", variant, 1.0, bytes_=1e6)
+    r.update({"backend": backend, "reps": 0, "time_ms_median": "", "time_ms_min": "", "time_ms_max": "",
+              "time_ms_stddev": "", "time_ms_mean": "", "gbps": "", "gflops": "", "roofline_pct": "",
+              "model_blocks": 64, "model_threads_per_block": 128, "model_waves": 0.5, "model_ld_requests": 100,
+              "model_ld_sectors_per_request": sectors, "model_st_requests": 100, "model_st_sectors_per_request": 4,
+              "model_smem_conflict_ways": "", "model_const_serialization": 1, "model_l2_bytes": dram,
+              "model_dram_bytes": dram, "model_time_us": model_us, "model_bound": "dram"})
+    return r
+
+
+def test_model_section_layouts_and_model_against_measurement(tmp_path):
+    M = "GPU model: h100_sxm (run on host)"
+    rows = [model_row(M, "relu1", "nchw", "flat", 4.0), model_row(M, "relu1", "nhwc", "flat", 2.0),
+            model_row(M, "relu2", "nchw", "flat", 9.0), model_row(M, "relu2", "nhwc", "flat", 1.0, sectors=32.0)]
+    m = synthetic.write(str(tmp_path / "m"), "model", [dict(r, run_id="RM") for r in rows], schema=5,
+                        columns=MODEL_COLUMNS)
+    gpu = synthetic.row("NVIDIA H100", "tiny", "relu1", "relu", "nhwc", "global", "coalesced", "flat", 0.004,
+                        run_id="RG")
+    gpu["backend"] = "cuda"
+    g = synthetic.write(str(tmp_path / "g"), "gpu", [gpu], schema=4)
+    all_rows, _ = load.load([m, g])
+    mc = sections.model_cases(all_rows)
+    assert len(mc) == 4 and set(mc["device"]) == {M}
+    assert mc.set_index("layer").loc["relu1"].iloc[0]["dram_vs_minimal"] == pytest.approx(2.0)
+    lay = sections.model_layouts(mc).set_index("op")
+    # relu1: nhwc 2/4 = 0.5; relu2: 1/9; geomean sqrt(0.5/9).
+    assert lay.at["relu", "nhwc_vs_nchw"] == pytest.approx(math.sqrt(0.5 / 9))
+    assert lay.at["relu", "nchw_vs_nchw"] == pytest.approx(1.0)
+    mv = sections.model_vs_measured(all_rows, mc)
+    assert len(mv) == 1 and mv.at[0, "device_measured"] == "NVIDIA H100"
+    assert mv.at[0, "measured_us"] == pytest.approx(4.0)
+    assert mv.at[0, "model_over_measured"] == pytest.approx(0.5)
+    out = tmp_path / "report"
+    r = run_cli(str(tmp_path / "m"), str(tmp_path / "g"), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    md = (out / "report.md").read_text()
+    assert "10. GPU model (modelled, not measured)" in md and "model_over_measured" in md

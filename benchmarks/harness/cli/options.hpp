@@ -50,6 +50,8 @@ struct options {
   double budget_s = 1.0;              // per case, for the timed repetitions
   double target_spread = 0.01;        // stop once stddev/mean falls below this
   double noisy_spread = 0.05;         // a row whose final stddev/mean exceeds this is marked noisy
+  std::string model_device = "h100_sxm";  // --model-device: the GPU the gpu-model build models
+  std::string model_devices;          // --model-devices FILE: descriptions (default: kcnn's devices.csv)
   std::vector<std::string> passthrough;  // argv for Google Benchmark
 };
 

@@ -127,6 +127,23 @@ class case_measurement {
     }
   }
 
+  // The model's figures instead of times (a device-model sampler): the validated run was traced.
+  void summarise_model() {
+    row_.status = case_status::ok;
+    row_.reps = 0;
+    row_.note = case_->extra_note();
+    if (pc_.variant->pattern == pattern_axis::library) {
+      row_.note = join_notes(row_.note, "not modelled: a vendor library call (validated only)");
+      return;
+    }
+    row_.model = env_.sampler.last_model(*case_);
+    if (!row_.model.present) row_.note = join_notes(row_.note, "not modelled: no kcnn launch was recorded");
+    else if (row_.model.traced_blocks < row_.model.all_blocks)
+      row_.note = join_notes(row_.note, "model: " + std::to_string(row_.model.traced_blocks) + " of " +
+                                            std::to_string(row_.model.all_blocks) +
+                                            " blocks traced, counts scaled to all");
+  }
+
   // The row's times, status and note.
   void summarise() {
     const sample_stats s = summarize(samples_);
@@ -185,6 +202,7 @@ void measure_case(const planned_case& pc, const measurement_env& env, result_row
     m.make();
     m.set_up();
     if (!m.validate()) return;
+    if (env.sampler.models()) return m.summarise_model();
     if (!m.validation_run_is_the_sample()) {
       m.warm_up();
       m.choose_launches_per_sample();

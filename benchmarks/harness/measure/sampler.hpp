@@ -5,6 +5,7 @@
 // launches and returns modelled seconds), and the stages do not change.
 #include "cases/registry.hpp"
 #include "measure/rank_agreement.hpp"
+#include "results/results.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -20,6 +21,16 @@ class sampler {
   // One sample: seconds per launch over `launches` back-to-back c.run() calls, every rank in
   // `ranks` starting together. Untimed work (before_run, a flush) is the caller's, before it.
   virtual double sample(bench_case& c, int launches, rank_agreement& ranks, const std::string& what) const = 0;
+  // A device model (the gpu-model build) models instead of timing: the case is validated, its
+  // one traced run gives the row's model figures, and nothing is timed.
+  virtual bool models() const { return false; }
+  // The model's figures of the last sample of case `c` (models() only).
+  virtual model_figures last_model(const bench_case& c) const {
+    (void)c;
+    return {};
+  }
+  // The model's part of the run's context, as JSON text (empty: none).
+  virtual std::string context_json() const { return {}; }
 };
 
 // The harness's one timed region: fence (nothing else in flight when the clock starts),

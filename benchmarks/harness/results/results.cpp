@@ -19,7 +19,10 @@ const std::vector<std::string>& result_columns() {
       "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "origin", "key", "cache", "fits_in_cache",
       "reps", "launches", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "time_ms_mean",
       "bytes", "flops", "workspace_bytes", "passes", "gbps", "gflops", "arithmetic_intensity",
-      "roofline_pct", "predicted_dram_bytes", "rel_error", "tolerance", "status", "note", "rank", "ranks"};
+      "roofline_pct", "predicted_dram_bytes", "rel_error", "tolerance", "status", "note", "rank", "ranks",
+      "model_blocks", "model_threads_per_block", "model_waves", "model_ld_requests", "model_ld_sectors_per_request",
+      "model_st_requests", "model_st_sectors_per_request", "model_smem_conflict_ways", "model_const_serialization",
+      "model_l2_bytes", "model_dram_bytes", "model_time_us", "model_bound"};
   return cols;
 }
 
@@ -133,7 +136,7 @@ results_writer::~results_writer() {
 std::string csv_line(const run_context& ctx_, const result_row& r) {
   const bool timed = is_timed(r.status) && r.time_ms_median > 0;
   const double secs = r.time_ms_median * 1e-3;
-  const std::vector<std::string> f = {
+  std::vector<std::string> f = {
       ctx_.run_id, ctx_.timestamp, ctx_.device.name, ctx_.device.backend, ctx_.kokkos_version,
       r.suite, r.network, r.layer, r.op, std::to_string(r.n), std::to_string(r.c),
       std::to_string(r.h), std::to_string(r.w), std::to_string(r.k), std::to_string(r.r),
@@ -150,6 +153,14 @@ std::string csv_line(const run_context& ctx_, const result_row& r) {
       r.predicted_dram_bytes >= 0 ? num(r.predicted_dram_bytes, 15) : "",
       r.rel_error >= 0 ? num(r.rel_error, 4) : "", num(r.tolerance, 3), name(r.status), r.note, std::to_string(r.rank),
       std::to_string(r.ranks)};
+  const model_figures& m = r.model;
+  const auto ratio = [&](double v) { return m.present && v >= 0 ? num(v, 4) : std::string(); };
+  const auto count = [&](double v) { return m.present ? num(v, 15) : std::string(); };
+  f.insert(f.end(), {m.present ? std::to_string(m.blocks) : "", m.present ? std::to_string(m.threads_per_block) : "",
+                     m.present ? num(m.waves, 4) : "", count(m.ld_requests), ratio(m.ld_sectors_per_request),
+                     count(m.st_requests), ratio(m.st_sectors_per_request), ratio(m.smem_conflict_ways),
+                     ratio(m.const_serialization), count(m.l2_bytes), count(m.dram_bytes),
+                     m.present ? num(m.time_us, 6) : "", m.present ? m.bound : ""});
   std::string line;
   for (std::size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + csv_escape(f[i]);
   return line;

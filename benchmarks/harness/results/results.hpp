@@ -13,7 +13,21 @@
 
 namespace kcnn::bench {
 
-inline constexpr int results_schema_version = 4;
+inline constexpr int results_schema_version = 5;
+
+// The GPU execution model's figures for a case (gpu-model builds; results/README.md). A model
+// figure, never a measurement.
+struct model_figures {
+  bool present = false;  // false: not modelled (another build, or a vendor library call)
+  long long blocks = 0;  // of the launch with the largest predicted time
+  int threads_per_block = 0;
+  double waves = 0;
+  double ld_requests = 0, ld_sectors_per_request = -1, st_requests = 0, st_sectors_per_request = -1;
+  double smem_conflict_ways = -1, const_serialization = -1;  // < 0: no such request
+  double l2_bytes = 0, dram_bytes = 0, time_us = 0;
+  std::string bound;
+  long long traced_blocks = 0, all_blocks = 0;  // over all launches (fewer traced: counts scaled)
+};
 
 struct result_row {
   std::string suite, network, layer, op;
@@ -36,6 +50,7 @@ struct result_row {
   std::string note;
   int rank = 0;   // the MPI rank that ran the case (0 without MPI)
   int ranks = 1;  // how many ranks ran this case at the same time (--mpi replicate), else 1
+  model_figures model;
 };
 
 const std::vector<std::string>& result_columns();

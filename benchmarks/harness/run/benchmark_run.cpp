@@ -4,6 +4,9 @@
 #include "device/gpu_clocks.hpp"
 #include "measure/ceilings.hpp"
 #include "measure/measure.hpp"
+#if defined(KCNN_GPU_MODEL)
+#include "measure/model_sampler.hpp"
+#endif
 #include "modes/modes.hpp"
 #include "results/format.hpp"
 #include "results/rank_rows.hpp"
@@ -59,7 +62,13 @@ run_calibration calibrate(const options& opt, const run_context& ctx, bool speak
     std::cerr << "kcnn-bench: GPU clocks at the start: SM " << cal.clocks_start.sm_mhz << " of "
               << cal.clocks_start.sm_max_mhz << " MHz, memory " << cal.clocks_start.memory_mhz << " MHz, "
               << cal.clocks_start.temperature_c << " C\n";
-  if (!opt.no_ceilings) {
+  // The gpu-model build models a GPU: the host's ceilings would describe the wrong machine.
+#if !defined(KCNN_GPU_MODEL)
+  const bool want_ceilings = !opt.no_ceilings;
+#else
+  const bool want_ceilings = false;
+#endif
+  if (want_ceilings) {
     cal.ceil = measure_ceilings(ctx.device.l2_or_llc_bytes);
     if (speak) print_ceilings(std::cerr, cal.ceil, ctx.blas);
   }
@@ -115,7 +124,8 @@ class benchmark_run {
   benchmark_run(const options& o, std::vector<planned_case> cases, std::function<void(const result_row&)> sink,
                 const run_context& ctx, const run_calibration& cal, const case_settings& settings, mpi_job& job,
                 std::size_t cases_in_all)
-      : opt_(o), policy_(timing_policy_from(o, cal.overhead_s)), cases_(std::move(cases)), sink_(std::move(sink)),
+      : opt_(o), policy_(timing_policy_from(o, cal.overhead_s)), sampler_owned_(make_sampler(o)), sampler_(*sampler_owned_),
+        cases_(std::move(cases)), sink_(std::move(sink)),
         ctx_(ctx), ceil_(cal.ceil), settings_(settings), job_(job), cases_in_all_(cases_in_all) {
     if (opt_.cold) flusher_ = std::make_unique<cache_flusher>(ctx.device.l2_or_llc_bytes);
     const std::vector<int> counts = replicate() ? replicate_rank_counts(job_.size()) : std::vector<int>{1};
@@ -162,6 +172,7 @@ class benchmark_run {
 
   const status_counts& counts() const { return counts_; }
   const char* sampler_name() const { return sampler_.name(); }
+  std::string model_context() const { return sampler_.context_json(); }
   const std::vector<measured_case>& measured() const { return measured_; }
 
  private:
@@ -223,7 +234,7 @@ class benchmark_run {
 
   // The row to the sink, its figures to Google Benchmark, the count and the per-layer plan's list.
   void record(benchmark::State& st, const planned_case& pc, result_row& row) {
-    if (is_timed(row.status)) {
+    if (is_timed(row.status) && row.time_ms_median > 0) {
       for (auto _ : st) st.SetIterationTime(row.time_ms_median * 1e-3);
       st.counters["bytes"] = benchmark::Counter(row.bytes, benchmark::Counter::kIsRate);
       st.counters["flops"] = benchmark::Counter(row.flops, benchmark::Counter::kIsRate);
@@ -231,6 +242,9 @@ class benchmark_run {
       st.counters["rel_err"] = row.rel_error;
       row.roofline_pct = roofline_pct(ceil_, row.bytes, row.flops, row.time_ms_median * 1e-3);
       measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.time_ms_median});
+    } else if (is_timed(row.status)) {  // modelled, not timed
+      for (auto _ : st) st.SetIterationTime(1e-9);
+      st.counters["model_us"] = row.model.time_us;
     } else {
       st.SkipWithError((row.status == case_status::failed_validation ? "failed validation: " + row.note : row.note).c_str());
     }
@@ -242,7 +256,17 @@ class benchmark_run {
 
   const options& opt_;
   const timing_policy policy_;
-  const fenced_timer sampler_;
+  // The fenced timer; in the gpu-model build, the device model (it models, never times).
+  static std::unique_ptr<sampler> make_sampler(const options& o) {
+#if defined(KCNN_GPU_MODEL)
+    return std::make_unique<device_model_sampler>(o.model_devices, o.model_device);
+#else
+    (void)o;
+    return std::make_unique<fenced_timer>();
+#endif
+  }
+  const std::unique_ptr<sampler> sampler_owned_;
+  const sampler& sampler_;
   std::vector<planned_case> cases_;
   std::vector<run_item> items_;
   std::function<void(const result_row&)> sink_;
@@ -346,7 +370,7 @@ void merge_ranks(mpi_job& job, row_outputs& out, const run_context& ctx, const r
 
 // Rank 0 closes the results file with the run's summary in its context; 0, or 1 when it cannot.
 int close_results(const options& opt, mpi_job& job, row_outputs& out, const run_calibration& cal,
-                  const job_totals& t, const char* sampler_name) {
+                  const job_totals& t, const char* sampler_name, const std::string& model_context) {
   if (job.rank() != 0) return 0;
   try {
     json cases = json::object();
@@ -360,6 +384,7 @@ int close_results(const options& opt, mpi_job& job, row_outputs& out, const run_
                                .set("start", gpu_clocks_json(cal.clocks_start))
                                .set("end", gpu_clocks_json(read_gpu_clocks())));
     if (!opt.resume.empty()) extra.set("resumed", opt.resume);
+    if (!model_context.empty()) extra.set("model", json::raw(model_context));
     if (job.active())
       extra.set("mpi", json::object()
                            .set("mode", opt.mpi == mpi_mode::shard ? "shard" : "replicate")
@@ -406,6 +431,15 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   // One run id for the job, rank 0's, with the rank appended: each rank's rows point to its own
   // context (its host and device) in the JSON's `ranks`.
   if (job.active()) ctx.run_id = job.broadcast(ctx.run_id, "the run id") + "-r" + std::to_string(job.rank());
+#if defined(KCNN_GPU_MODEL)
+  // The rows describe the modelled GPU, not the host that ran the model: their own folder under
+  // results/ (gpu-model-<name>) and device name, and the modelled L2 for the traffic formula.
+  const auto model_devices = model::load_devices(opt.model_devices.empty() ? model::default_devices_file() : opt.model_devices);
+  const model::device_description& modelled = model::find_device(model_devices, opt.model_device);
+  ctx.device.name = "GPU model: " + modelled.name + " (run on " + ctx.device.name + ")";
+  ctx.device.slug = "gpu-model-" + slugify(modelled.name);
+  ctx.device.l2_or_llc_bytes = modelled.l2_bytes;
+#endif
   case_settings settings;
   settings.device_l2_bytes = ctx.device.l2_or_llc_bytes;
   settings.uvm_cap_bytes = opt.uvm_cap_gib * double(1 << 30);
@@ -429,7 +463,7 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   if (job.active()) merge_ranks(job, out, ctx, cal, totals);
 
   const int failures = job.agree_max(run.counts().failures() + unsigned(totals.network_failures) > 0 ? 1 : 0, "the verdict");
-  const int rc = job.agree_max(close_results(opt, job, out, cal, totals, run.sampler_name()), "closing the results");
+  const int rc = job.agree_max(close_results(opt, job, out, cal, totals, run.sampler_name(), run.model_context()), "closing the results");
   if (rc) return rc;
   if (totals.interrupted_by) {
     if (rank0)

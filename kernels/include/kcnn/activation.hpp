@@ -160,7 +160,7 @@ struct activation_flat_functor {
 template <activation_kind Kind, class Exec>
 void activation_flat_launch(const Exec& exec, const float* in, float* out, std::size_t n, const activation_params& a) {
   constexpr std::size_t chunk = flat_chunk<Exec>;
-  Kokkos::parallel_for("kcnn::activation_flat", Kokkos::RangePolicy<Exec>(exec, 0, (n + chunk - 1) / chunk),
+  launch_range("kcnn::activation_flat", exec, (n + chunk - 1) / chunk,
                        activation_flat_functor<Kind, chunk>{in, out, n, a});
 }
 }  // namespace detail
@@ -172,7 +172,7 @@ struct activation_naive {
   using op = ops::activation;
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const activation_params& a) const {
-    Kokkos::parallel_for("kcnn::activation", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::activation", exec, out.size(),
                          detail::activation_functor<In, Out>{in, out, a.resolved()});
   }
 };

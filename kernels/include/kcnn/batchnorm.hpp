@@ -166,7 +166,7 @@ void batchnorm_vector_launch(const Exec& exec, const In& in, const Vec& mean, co
                              const Vec& beta, const Ws& ws, const Out& out, const batchnorm_params& p) {
   using L = typename Out::layout_tag;
   static_assert(!L::runtime_strided, "kcnn::batchnorm: batchnorm_vector needs a compile-time output layout");
-  Kokkos::parallel_for("kcnn::batchnorm_fold", Kokkos::RangePolicy<Exec>(exec, 0, p.c),
+  launch_range("kcnn::batchnorm_fold", exec, p.c,
                        detail::batchnorm_fold_functor<Vec, Ws>{mean, var, gamma, beta, ws, p.eps, p.c});
   for_each_element_by_rows<L>("kcnn::batchnorm_vector", exec, p.dims(),
                               batchnorm_vector_element<In, Ws, Out>{in, ws, out, p.c, p.relu});
@@ -198,10 +198,10 @@ struct batchnorm_naive {
   template <class Exec, class In, class Vec, class Out>
   void run(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
            const Out& out, const batchnorm_params& p) const {
-    Kokkos::parallel_for("kcnn::batchnorm", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::batchnorm", exec, out.size(),
                          detail::batchnorm_functor<In, Vec, Out>{in, mean, var, gamma, beta, out, p, false});
     if (p.relu)
-      Kokkos::parallel_for("kcnn::batchnorm_relu", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+      launch_range("kcnn::batchnorm_relu", exec, out.size(),
                            detail::relu_inplace_functor<Out>{out});
   }
 };
@@ -211,7 +211,7 @@ struct batchnorm_fused {
   template <class Exec, class In, class Vec, class Out>
   void run(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
            const Out& out, const batchnorm_params& p) const {
-    Kokkos::parallel_for("kcnn::batchnorm_fused", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::batchnorm_fused", exec, out.size(),
                          detail::batchnorm_functor<In, Vec, Out>{in, mean, var, gamma, beta, out, p, p.relu});
   }
 };

@@ -8,6 +8,8 @@
 // serialised when they do not. Each such launch waits on the host for the previous constant
 // launch to finish, then copies the driver to the symbol: the upload is part of every launch.
 // On host backends the values simply travel inside the functor.
+#include <kcnn/map.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -42,10 +44,10 @@ template <class Exec, class Functor>
 void parallel_for_constant(const char* label, const Exec& exec, std::size_t n, const Functor& f) {
   static_assert(launches_from_constant_memory<Exec, Functor>(),
                 "kcnn: Kokkos would not launch this functor from constant memory (its driver is 32 KiB or more)");
-  Kokkos::parallel_for(label,
-                       Kokkos::Experimental::require(Kokkos::RangePolicy<Exec>(exec, 0, n),
-                                                     Kokkos::Experimental::WorkItemProperty::HintHeavyWeight),
-                       f);
+  launch_range_policy<Exec>(label,
+                            Kokkos::Experimental::require(Kokkos::RangePolicy<Exec>(exec, 0, n),
+                                                          Kokkos::Experimental::WorkItemProperty::HintHeavyWeight),
+                            n, f);
 }
 
 }  // namespace kcnn

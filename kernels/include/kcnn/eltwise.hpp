@@ -80,7 +80,7 @@ struct add_naive {
   using op = ops::add;
   template <class Exec, class A, class B, class Out>
   void run(const Exec& exec, const A& a, const B& b, const Out& out, const no_params&) const {
-    Kokkos::parallel_for("kcnn::add", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::add", exec, out.size(),
                          detail::add_functor<A, B, Out>{a, b, out});
   }
 };
@@ -103,7 +103,7 @@ struct concat_naive {
   void run(const Exec& exec, const std::vector<In>& inputs, const Out& out, const no_params&) const {
     int offset = 0;
     for (const auto& in : inputs) {
-      Kokkos::parallel_for("kcnn::concat", Kokkos::RangePolicy<Exec>(exec, 0, in.size()),
+      launch_range("kcnn::concat", exec, in.size(),
                            detail::concat_slab_functor<In, Out>{in, out, offset});
       offset += in.dims().c;
     }

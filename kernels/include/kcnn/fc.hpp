@@ -118,16 +118,16 @@ struct fc_tiled_scratch_functor {
   KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
     const int n0 = (m.league_rank() / kblocks) * nb, k0 = (m.league_rank() % kblocks) * kb;
     const int features = p.c * p.h * p.w;
-    scratch s_in(m.team_scratch(0), std::size_t(nb) * fb);
-    scratch s_wt(m.team_scratch(0), std::size_t(kb) * fb);
-    scratch s_acc(m.team_scratch(0), std::size_t(nb) * kb);
+    const auto s_in = team_scratch<scratch>(m, std::size_t(nb) * fb);
+    const auto s_wt = team_scratch<scratch>(m, std::size_t(kb) * fb);
+    const auto s_acc = team_scratch<scratch>(m, std::size_t(nb) * kb);
     using in_layout = typename In::layout_tag;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nb * kb), [&](const int i) { s_acc(i) = 0.0f; });
+    team_rows(m, nb * kb, [&](const int i) { s_acc(i) = 0.0f; });
     for (int f0 = 0; f0 < features; f0 += fb) {
       const int fn = (features - f0 < fb) ? features - f0 : fb;
-      m.team_barrier();
+      team_barrier(m);
       // chwn keeps images contiguous: walk the input tile image-fastest there.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nb * fb), [&](const int i) {
+      team_rows(m, nb * fb, [&](const int i) {
         int j, f;
         if constexpr (std::is_same_v<in_layout, layout::chwn>) { j = i % nb; f = i / nb; }
         else { f = i % fb; j = i / fb; }
@@ -136,7 +136,7 @@ struct fc_tiled_scratch_functor {
         feature_coords<in_layout>(f0 + f, p, c, h, w);
         s_in(j * fb + f) = (n < p.n && f < fn) ? float(in(n, c, h, w)) : 0.0f;
       });
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, kb * fb), [&](const int i) {
+      team_rows(m, kb * fb, [&](const int i) {
         int kk, f;
         if constexpr (std::is_same_v<in_layout, layout::chwn>) { kk = i % kb; f = i / kb; }
         else { f = i % fb; kk = i / fb; }
@@ -145,16 +145,16 @@ struct fc_tiled_scratch_functor {
         feature_coords<in_layout>(f0 + f, p, c, h, w);
         s_wt(kk * fb + f) = (k < p.k && f < fn) ? float(wt(k, c, h, w)) : 0.0f;
       });
-      m.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nb * kb), [&](const int i) {
+      team_barrier(m);
+      team_rows(m, nb * kb, [&](const int i) {
         const int j = i % nb, kk = i / nb;
         float acc = 0.0f;
         for (int f = 0; f < fn; ++f) acc += s_in(j * fb + f) * s_wt(kk * fb + f);
         s_acc(i) += acc;
       });
     }
-    m.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nb * kb), [&](const int i) {
+    team_barrier(m);
+    team_rows(m, nb * kb, [&](const int i) {
       const int j = i % nb, kk = i / nb, n = n0 + j, k = k0 + kk;
       if (n < p.n && k < p.k) out(n, k, 0, 0) = s_acc(i) + bias(k);
     });
@@ -216,7 +216,7 @@ class fc_direct_vector_state {
     const std::size_t features = std::size_t(p.c) * p.h * p.w, size = features * kpad_;
     pack_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::fc_direct_vector.weights"), size);
     zeros_ = pack_view("kcnn::fc_direct_vector.zeros", features + conv_vector_pad);
-    Kokkos::parallel_for("kcnn::fc_direct_vector_pack", Kokkos::RangePolicy<Exec>(exec, 0, size),
+    launch_range("kcnn::fc_direct_vector_pack", exec, size,
                          fc_vector_pack_functor<InLayout, Wt, pack_view>{wt, pack_, p, kpad_});
   }
   double workspace_bytes() const { return double(pack_.span() + zeros_.span()) * sizeof(float); }
@@ -232,13 +232,11 @@ class fc_direct_vector_state {
     using inner = conv_vector_nhwc_functor<W, KV, PX, Bias>;
     const inner f{x, pack_.data(), zeros_.data(), bias, y, row, kpad_, kblocks, false};
     if constexpr (host_backend<Exec>) {
-      using policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
-      Kokkos::parallel_for("kcnn::fc_direct_vector", policy(exec, {0, 0}, {kblocks, nblocks}, {1, nblocks}),
-                           KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
+      launch_mdrange<2, Kokkos::Iterate::Right>("kcnn::fc_direct_vector", exec, {0, 0}, {kblocks, nblocks}, {1, nblocks},
+                                                KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
     } else {
-      using policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
-      Kokkos::parallel_for("kcnn::fc_direct_vector", policy(exec, {0, 0}, {kblocks, nblocks}, {32, 4}),
-                           KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
+      launch_mdrange<2, Kokkos::Iterate::Left>("kcnn::fc_direct_vector", exec, {0, 0}, {kblocks, nblocks}, {32, 4},
+                                               KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
     }
   }
 
@@ -259,7 +257,7 @@ struct fc_direct_coalesced {
   template <class Exec, class In, class Wt, class Bias, class Out>
   void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const fc_params& p) const {
     using W = detail::view_weights<Wt, Bias>;
-    Kokkos::parallel_for("kcnn::fc_direct_coalesced", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::fc_direct_coalesced", exec, out.size(),
                          detail::fc_direct_functor<In, W, Out>{in, W{wt, bias}, out, p});
   }
 };
@@ -281,7 +279,7 @@ struct fc_direct_tiled_scratch {
                               functor::scratch::shmem_size(std::size_t(kb) * fb) +
                               functor::scratch::shmem_size(std::size_t(nb) * kb);
     functor f{in, wt, bias, out, p, nb, kb, fb, kblocks};
-    Kokkos::parallel_for("kcnn::fc_direct_tiled_scratch", make_team_policy(exec, nblocks * kblocks, bytes, f, 256), f);
+    launch_teams_recommended("kcnn::fc_direct_tiled_scratch", exec, nblocks * kblocks, bytes, f, 256);
   }
 };
 // The library path: one KokkosBlas::gemm over the tensors' own storage (in, wt and out in the
@@ -299,7 +297,7 @@ struct fc_gemm {
     using mem = typename Out::memory_space;
     using cmat = Kokkos::View<const float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
     using mat = Kokkos::View<float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
-    Kokkos::parallel_for("kcnn::fc_gemm_bias", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::fc_gemm_bias", exec, out.size(),
                          detail::broadcast_bias<Bias, Out>{bias, out});
     const int features = p.c * p.h * p.w;
     if constexpr (std::is_same_v<L, layout::chwn>) {

@@ -19,6 +19,7 @@
 // run in another (LRN and softmax over channels, pooling windows) choose their form per layout
 // at compile time, from the layout's run axis.
 #include <kcnn/layout.hpp>
+#include <kcnn/map.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -58,9 +59,14 @@ KOKKOS_FORCEINLINE_FUNCTION void prefetch_host(const void* p, std::size_t bytes)
 }
 
 // True when Exec runs on the host (its memory is host-accessible): Serial, OpenMP, Threads.
+// The GPU-model build (KCNN_GPU_MODEL) runs on a host backend and takes the GPU paths everywhere.
 template <class Exec>
 inline constexpr bool host_backend =
+#if defined(KCNN_GPU_MODEL)
+    false;
+#else
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+#endif
 
 // Elements per vector lane: 16 on a host (one 512-bit register of floats), 1 on a GPU.
 template <class Exec>
@@ -267,7 +273,7 @@ struct rows_functor {
         }
       }
     } else {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, count), [&](const int r) {
+      team_rows(m, count, [&](const int r) {
         int i0, i1, i2;
         coords(first + std::size_t(r), i0, i1, i2);
         body.row(m, row_start<Layout>(i0, i1, i2));
@@ -282,7 +288,7 @@ struct rows_functor {
 // with Skip (an axis id) that axis is left out of the rows (its coordinate is 0): a kernel that
 // walks it inside each row (a reduction or a sliding window across channels) uses this. The
 // runs have run_length elements. GPU: vector length the power of two covering the run (at most
-// 32, one warp), team size 256 / vector length (capped by the backend), one row per team
+// 32, one warp), team size 256 / vector length (explicit, kcnn/map.hpp), one row per team
 // thread. Host: one thread per team, a block of rows of about 4096 elements per team (enough
 // work per team for the OpenMP scheduler, enough teams to balance).
 template <class Layout, int Skip = -1, class Exec, class Body>
@@ -291,19 +297,16 @@ void for_each_row(const char* label, const Exec& exec, const dims4& d, int run_l
   const detail::row_grid grid = detail::storage_rows<Layout, Skip>(d);
   if (grid.size() == 0 || run_length <= 0) return;
   using functor = detail::rows_functor<Exec, Layout, Body>;
-  using policy_t = Kokkos::TeamPolicy<Exec>;
   int vector = 1, team = 1, rows_per_team = 1;
   if constexpr (host_backend<Exec>) {
     rows_per_team = std::max(1, 4096 / run_length);
   } else {
     while (vector < 32 && vector < run_length) vector *= 2;
-    vector = std::min(vector, int(policy_t::vector_length_max()));
-    const policy_t probe(exec, 1, 1, vector);
-    team = std::max(1, std::min(256 / vector, probe.team_size_max(functor{body, grid, 1}, Kokkos::ParallelForTag())));
+    team = 256 / vector;
     rows_per_team = team;
   }
   const std::size_t league = (grid.size() + std::size_t(rows_per_team) - 1) / std::size_t(rows_per_team);
-  Kokkos::parallel_for(label, policy_t(exec, int(league), team, vector), functor{body, grid, rows_per_team});
+  launch_teams(label, exec, int(league), team, vector, 0, functor{body, grid, rows_per_team});
 }
 
 // The count an int or a std::integral_constant<int, N> holds, in device code too (to nvcc,
@@ -323,11 +326,11 @@ template <int W, bool Overlap = false, class Member, class F>
 KOKKOS_INLINE_FUNCTION void for_lanes(const Member& m, int begin, int end, const F& f) {
   if (end <= begin) return;
   if constexpr (W == 1) {
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, begin, end),
+    vector_lanes(m, begin, end,
                          [&](const int i) { f(i, std::integral_constant<int, 1>{}); });
   } else {
     const int blocks = (end - begin) / W;
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, blocks),
+    vector_lanes(m, blocks,
                          [&](const int b) { f(begin + b * W, std::integral_constant<int, W>{}); });
     if constexpr (Overlap) {
       if (blocks > 0 && begin + blocks * W < end) {
@@ -335,7 +338,7 @@ KOKKOS_INLINE_FUNCTION void for_lanes(const Member& m, int begin, int end, const
         return;
       }
     }
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, begin + blocks * W, end),
+    vector_lanes(m, begin + blocks * W, end,
                          [&](const int i) { f(i, std::integral_constant<int, 1>{}); });
   }
 }
@@ -361,9 +364,7 @@ KOKKOS_INLINE_FUNCTION float lanes_reduce(const Member& m, int len, const F& f) 
   const Op op{};
   if constexpr (W == 1) {
     float result = Op::identity;
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(m, len), [&](const int i, float& acc) { acc = op(acc, f(i)); },
-        typename Op::reducer(result));
+    vector_lanes_reduce(m, len, [&](const int i, float& acc) { acc = op(acc, f(i)); }, typename Op::reducer(result));
     return result;
   } else {
     (void)m;
@@ -458,9 +459,9 @@ struct spans_functor {
     if constexpr (host_backend<Exec>) {
       body.span(o, begin, count);
     } else {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, (count + lanes - 1) / lanes), [&](const int t) {
+      team_rows(m, (count + lanes - 1) / lanes, [&](const int t) {
         const int end = (t + 1) * lanes < count ? (t + 1) * lanes : count;
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, t * lanes, end), [&](const int i) {
+        vector_lanes(m, t * lanes, end, [&](const int i) {
           body.span(o, begin + std::size_t(i), std::integral_constant<int, 1>{});
         });
       });
@@ -477,20 +478,18 @@ struct spans_functor {
 template <class Exec, class Body>
 void for_each_span(const char* label, const Exec& exec, const plane_geometry& g, const Body& body) {
   if (g.outer <= 0 || g.planes <= 0 || g.length == 0) return;
-  using policy_t = Kokkos::TeamPolicy<Exec>;
   using functor = detail::spans_functor<Exec, Body>;
   int team = 1, vector = 1, chunk = span_width<Exec>;
   if constexpr (!host_backend<Exec>) {
-    vector = std::min(32, int(policy_t::vector_length_max()));
-    const policy_t probe(exec, 1, 1, vector);
-    team = std::max(1, std::min(8, probe.team_size_max(functor{body, g, 1, 1, vector}, Kokkos::ParallelForTag())));
+    vector = 32;
+    team = 8;
     chunk = team * vector;
   }
   const std::size_t chunks = (g.length + std::size_t(chunk) - 1) / std::size_t(chunk);
   const std::size_t league = chunks * std::size_t(g.outer);
   if (league > std::size_t(2147483647))
     throw std::invalid_argument(std::string(label) + ": tensor too large for one launch");
-  Kokkos::parallel_for(label, policy_t(exec, int(league), team, vector), functor{body, g, int(chunks), chunk, vector});
+  launch_teams(label, exec, int(league), team, vector, 0, functor{body, g, int(chunks), chunk, vector});
 }
 
 }  // namespace kcnn

@@ -138,8 +138,8 @@ struct lrn_rows_body {
     };
     const int c_lo = half < C ? half : C;
     const int c_hi = C - half > c_lo ? C - half : c_lo;
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, 0, c_lo), edge);
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, c_hi, C), edge);
+    vector_lanes(m, 0, c_lo, edge);
+    vector_lanes(m, c_hi, C, edge);
     for_lanes<W, true>(m, c_lo, c_hi, [&](const int c0, auto width) {
       constexpr int B = decltype(width)::value;
       float sum[B];
@@ -202,7 +202,7 @@ struct lrn_naive {
   using op = ops::lrn;
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const lrn_params& p) const {
-    Kokkos::parallel_for("kcnn::lrn_naive", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::lrn_naive", exec, out.size(),
                          detail::lrn_naive_functor<In, Out>{in, out, p});
   }
 };
@@ -214,7 +214,7 @@ struct lrn_sliding {
     static_assert(!Out::layout_tag::runtime_strided,
                   "kcnn::lrn: lrn_sliding needs a compile-time output layout (use lrn_naive for strided)");
     const dims4 pixels{p.n, 1, p.h, p.w};
-    Kokkos::parallel_for("kcnn::lrn_sliding", Kokkos::RangePolicy<Exec>(exec, 0, pixels.size()),
+    launch_range("kcnn::lrn_sliding", exec, pixels.size(),
                          detail::lrn_sliding_functor<In, Out>{in, out, p, pixels});
   }
 };

@@ -209,16 +209,16 @@ struct pool_tiled_functor {
     tiles.logical_coords(std::size_t(m.league_rank()), tn, tc, th, tw);
     const int n0 = tn * tile.n, c0 = tc * tile.c, oh0 = th * tile.h, ow0 = tw * tile.w;
     const int ih0 = oh0 * p.stride - p.pad, iw0 = ow0 * p.stride - p.pad;
-    scratch s_in(m.team_scratch(0), in_tile.size());
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(in_tile.size())), [&](const int i) {
+    const auto s_in = team_scratch<scratch>(m, in_tile.size());
+    team_rows(m, int(in_tile.size()), [&](const int i) {
       int a, b, y, x;
       L::storage_coords(std::size_t(i), in_tile, a, b, y, x);
       const int n = n0 + a, c = c0 + b, ih = ih0 + y, iw = iw0 + x;
       s_in(i) = (n < p.n && c < p.c && ih >= 0 && ih < p.h && iw >= 0 && iw < p.w) ? float(in(n, c, ih, iw)) : 0.0f;
     });
-    m.team_barrier();
+    team_barrier(m);
     const int P = p.p(), Q = p.q();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(tile.size())), [&](const int i) {
+    team_rows(m, int(tile.size()), [&](const int i) {
       int a, b, y, x;
       Out::layout_tag::storage_coords(std::size_t(i), tile, a, b, y, x);
       const int n = n0 + a, c = c0 + b, oh = oh0 + y, ow = ow0 + x;
@@ -262,8 +262,8 @@ struct pool_vector_body {
       const auto edge = [&](const int ow) {
         out(x.n, x.c, x.h, ow) = pool_window(p, x.h, ow, [&](int ih, int iw) { return float(in(x.n, x.c, ih, iw)); });
       };
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, 0, q_lo), edge);
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, q_hi, Q), edge);
+      vector_lanes(m, 0, q_lo, edge);
+      vector_lanes(m, q_hi, Q, edge);
       const float inv_area = 1.0f / float(sh.padded * p.s);  // inside along w: s columns
       const int s = p.s, stride = p.stride, pad = p.pad;
       for_lanes<W, true>(m, q_lo, q_hi, [&](const int q0, auto width) {
@@ -321,7 +321,7 @@ struct pool_naive {
   using op = ops::pool;
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const pool_params& p) const {
-    Kokkos::parallel_for("kcnn::pool_naive", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::pool_naive", exec, out.size(),
                          detail::pool_naive_functor<In, Out>{in, out, p});
   }
 };
@@ -336,7 +336,7 @@ struct pool_regtile {
     static_assert(!Out::layout_tag::runtime_strided,
                   "kcnn::pool: pool_regtile needs a compile-time output layout (use pool_naive for strided)");
     const dims4 grid{p.n, p.c, (p.p() + RH - 1) / RH, (p.q() + RW - 1) / RW};
-    Kokkos::parallel_for("kcnn::pool_regtile", Kokkos::RangePolicy<Exec>(exec, 0, grid.size()),
+    launch_range("kcnn::pool_regtile", exec, grid.size(),
                          detail::pool_regtile_functor<RH, RW, In, Out>{in, out, p, grid});
   }
 };
@@ -413,8 +413,7 @@ void variant::pool_tiled::run(const Exec& exec, const In& in, const Out& out, co
   const dims4 tiles{(p.n + t.n - 1) / t.n, (p.c + t.c - 1) / t.c, (p.p() + t.h - 1) / t.h,
                     (p.q() + t.w - 1) / t.w};
   functor f{in, out, p, t, it, tiles};
-  Kokkos::parallel_for("kcnn::pool_tiled",
-                       make_team_policy(exec, int(tiles.size()), functor::scratch::shmem_size(it.size()), f, 256), f);
+  launch_teams_recommended("kcnn::pool_tiled", exec, int(tiles.size()), functor::scratch::shmem_size(it.size()), f, 256);
 }
 
 }  // namespace kcnn

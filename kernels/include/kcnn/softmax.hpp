@@ -102,31 +102,31 @@ struct softmax_fused_functor {
     const int C = out.dims().c;
     float mx = 0.0f, sum = 0.0f;
     if (staged) {
-      scratch row(m.team_scratch(0), std::size_t(C));
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, C), [&](const int c) { row(c) = in(n, c, h, w); });
-      m.team_barrier();
-      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(m, C),
+      const auto row = team_scratch<scratch>(m, std::size_t(C));
+      team_rows(m, C, [&](const int c) { row(c) = in(n, c, h, w); });
+      team_barrier(m);
+      team_rows_reduce(m, C,
                               [&](const int c, float& lm) { lm = compat::fmax(lm, row(c)); },
                               Kokkos::Max<float>(mx));
-      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(m, C),
+      team_rows_reduce(m, C,
                               [&](const int c, float& ls) {
                                 const float e = compat::exp(row(c) - mx);
                                 row(c) = e;
                                 ls += e;
                               },
                               sum);
-      m.team_barrier();
+      team_barrier(m);
       const float inv = 1.0f / sum;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, C), [&](const int c) { out(n, c, h, w) = row(c) * inv; });
+      team_rows(m, C, [&](const int c) { out(n, c, h, w) = row(c) * inv; });
     } else {
-      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(m, C),
+      team_rows_reduce(m, C,
                               [&](const int c, float& lm) { lm = compat::fmax(lm, float(in(n, c, h, w))); },
                               Kokkos::Max<float>(mx));
-      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(m, C),
+      team_rows_reduce(m, C,
                               [&](const int c, float& ls) { ls += compat::exp(float(in(n, c, h, w)) - mx); },
                               sum);
       const float inv = 1.0f / sum;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, C),
+      team_rows(m, C,
                            [&](const int c) { out(n, c, h, w) = compat::exp(float(in(n, c, h, w)) - mx) * inv; });
     }
   }
@@ -222,14 +222,13 @@ namespace detail {
 template <class Exec, class In, class Out, class Vec>
 void softmax_multi_kernel_launch(const Exec& exec, const In& in, const Out& out, const Vec& workspace,
                                  const softmax_params& p) {
-  using R = Kokkos::RangePolicy<Exec>;
   const dims4 rows = p.rows();
-  Kokkos::parallel_for("kcnn::softmax_copy", R(exec, 0, out.size()), detail::transform_naive_functor<In, Out>{in, out});
-  Kokkos::parallel_for("kcnn::softmax_max", R(exec, 0, rows.size()), detail::softmax_row_reduce<Out, Vec>{out, workspace, rows, 0});
-  Kokkos::parallel_for("kcnn::softmax_subtract", R(exec, 0, out.size()), detail::softmax_elementwise<Out, Vec>{out, workspace, rows, 0});
-  Kokkos::parallel_for("kcnn::softmax_exp", R(exec, 0, out.size()), detail::softmax_elementwise<Out, Vec>{out, workspace, rows, 1});
-  Kokkos::parallel_for("kcnn::softmax_sum", R(exec, 0, rows.size()), detail::softmax_row_reduce<Out, Vec>{out, workspace, rows, 1});
-  Kokkos::parallel_for("kcnn::softmax_divide", R(exec, 0, out.size()), detail::softmax_elementwise<Out, Vec>{out, workspace, rows, 2});
+  launch_range("kcnn::softmax_copy", exec, out.size(), detail::transform_naive_functor<In, Out>{in, out});
+  launch_range("kcnn::softmax_max", exec, rows.size(), detail::softmax_row_reduce<Out, Vec>{out, workspace, rows, 0});
+  launch_range("kcnn::softmax_subtract", exec, out.size(), detail::softmax_elementwise<Out, Vec>{out, workspace, rows, 0});
+  launch_range("kcnn::softmax_exp", exec, out.size(), detail::softmax_elementwise<Out, Vec>{out, workspace, rows, 1});
+  launch_range("kcnn::softmax_sum", exec, rows.size(), detail::softmax_row_reduce<Out, Vec>{out, workspace, rows, 1});
+  launch_range("kcnn::softmax_divide", exec, out.size(), detail::softmax_elementwise<Out, Vec>{out, workspace, rows, 2});
 }
 template <class Exec, class In, class Out>
 void softmax_check(const In& in, const Out& out, const softmax_params& p) {
@@ -276,7 +275,7 @@ struct softmax_fused {
     const bool staged = softmax_fused_staged<Exec>(p);
     functor f{in, out, p.rows(), staged};
     const std::size_t bytes = staged ? functor::scratch::shmem_size(std::size_t(p.c)) : 0;
-    Kokkos::parallel_for("kcnn::softmax_fused", make_team_policy(exec, int(p.rows().size()), bytes, f, 256), f);
+    launch_teams_recommended("kcnn::softmax_fused", exec, int(p.rows().size()), bytes, f, 256);
   }
 };
 // The portable row mapping (kcnn/lanes.hpp), one launch, per layout: where the channels are

@@ -1,5 +1,9 @@
 #pragma once
-// Team launch helpers: scratch limits and team sizes come from the backend, never assumed.
+// Team launch helpers: scratch limits come from the backend, never assumed; team sizes from the
+// backend on a host, explicit on a GPU (kcnn/map.hpp).
+#include <kcnn/lanes.hpp>
+#include <kcnn/map.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -7,24 +11,32 @@
 
 namespace kcnn {
 
-// Bytes of level-0 team scratch (CUDA shared memory) one team may use on this backend.
+// Bytes of level-0 team scratch (CUDA shared memory) one team may use on this backend. The
+// GPU-model build runs on a host backend but models a GPU: there, what Kokkos' CUDA backend
+// gives (Kokkos_Cuda_Parallel_Team.hpp, scratch_size_max: sharedMemPerBlock, 48 KiB, less
+// (1024 + 2) doubles and an int64 reserved for team reductions).
 template <class Exec>
 std::size_t scratch_limit(int level = 0) {
+#if defined(KCNN_GPU_MODEL)
+  if (level == 0) return std::size_t(48 * 1024 - (1024 + 2) * 8 - 8);
+#endif
   return std::size_t(Kokkos::TeamPolicy<Exec>::scratch_size_max(level));
 }
 
-// A team policy of `league` teams with `scratch_bytes` of level-0 scratch each, and the
-// largest team size the backend recommends for this functor, capped at `max_team`.
+// Launches f over `league` teams with `scratch_bytes` of level-0 scratch each, one lane per
+// thread. Host: the team size the backend recommends for this functor, capped at `max_team`. GPU:
+// `max_team` threads (Kokkos would take team_size_recommended, which depends on the kernel's
+// registers: the model cannot know them, so the GPU path does not ask).
 template <class Exec, class Functor>
-Kokkos::TeamPolicy<Exec> make_team_policy(const Exec& exec, int league, std::size_t scratch_bytes,
-                                          const Functor& f, int max_team) {
-  Kokkos::TeamPolicy<Exec> probe(exec, league, Kokkos::AUTO);
-  probe.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
-  const int recommended = probe.team_size_recommended(f, Kokkos::ParallelForTag());
-  const int team = std::max(1, std::min(recommended, max_team));
-  Kokkos::TeamPolicy<Exec> policy(exec, league, team);
-  policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
-  return policy;
+void launch_teams_recommended(const char* label, const Exec& exec, int league, std::size_t scratch_bytes,
+                              const Functor& f, int max_team) {
+  int team = max_team;
+  if constexpr (host_backend<Exec>) {
+    Kokkos::TeamPolicy<Exec> probe(exec, league, Kokkos::AUTO);
+    probe.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
+    team = std::max(1, std::min(probe.team_size_recommended(f, Kokkos::ParallelForTag()), max_team));
+  }
+  launch_teams(label, exec, league, team, 1, scratch_bytes, f);
 }
 
 }  // namespace kcnn

@@ -48,16 +48,16 @@ struct transform_tiled_functor {
     int x[4];
     x[o2] = lid % ext[o2];
     x[o1] = lid / ext[o2];
-    scratch tile(m.team_scratch(0), std::size_t(T) * pitch);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, T * T), [&](const int i) {
+    const auto tile = team_scratch<scratch>(m, std::size_t(T) * pitch);
+    team_rows(m, T * T, [&](const int i) {
       const int li = i % T, lo = i / T;  // threads along the input's fastest axis
       int y[4] = {x[0], x[1], x[2], x[3]};
       y[a_in] = ti * T + li;
       y[a_out] = to * T + lo;
       if (y[a_in] < ext[a_in] && y[a_out] < ext[a_out]) tile(lo * pitch + li) = in(y[0], y[1], y[2], y[3]);
     });
-    m.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, T * T), [&](const int i) {
+    team_barrier(m);
+    team_rows(m, T * T, [&](const int i) {
       const int lo = i % T, li = i / T;  // threads along the output's fastest axis
       int y[4] = {x[0], x[1], x[2], x[3]};
       y[a_in] = ti * T + li;
@@ -106,16 +106,16 @@ struct transform_vector_functor {
     const int i0 = ti * T, o0 = to * T;
     const int ni = extent<AI>(d) - i0 < T ? extent<AI>(d) - i0 : T;
     const int no = extent<AO>(d) - o0 < T ? extent<AO>(d) - o0 : T;
-    scratch tile(m.team_scratch(0), T, pitch);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, no), [&](const int o) {
+    const auto tile = team_scratch<scratch>(m, T, pitch);
+    team_rows(m, no, [&](const int o) {
       const coords4 y = x.with<AO>(o0 + o);
       for_lanes<W>(m, 0, ni, [&](const int i, auto width) {
         const auto src = lane_ptr<AI>(in, y.with<AI>(i0 + i));
         for (int l = 0; l < decltype(width)::value; ++l) tile(o, i + l) = src[l];
       });
     });
-    m.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, ni), [&](const int i) {
+    team_barrier(m);
+    team_rows(m, ni, [&](const int i) {
       const coords4 y = x.with<AI>(i0 + i);
       for_lanes<W>(m, 0, no, [&](const int o, auto width) {
         const auto dst = lane_ptr<AO>(out, y.with<AO>(o0 + o));
@@ -132,7 +132,7 @@ struct transform_naive {
   using op = ops::transform;
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const no_params&) const {
-    Kokkos::parallel_for("kcnn::transform_naive", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::transform_naive", exec, out.size(),
                          detail::transform_naive_functor<In, Out>{in, out});
   }
 };
@@ -144,7 +144,7 @@ struct transform_tiled {
     using functor = detail::transform_tiled_functor<Exec, In, Out>;
     const int a_in = in.order()[3], a_out = out.order()[3];  // the fastest axes
     if (a_in == a_out) {  // nothing to transpose: a copy along the storage order
-      Kokkos::parallel_for("kcnn::transform_tiled_copy", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+      launch_range("kcnn::transform_tiled_copy", exec, out.size(),
                            detail::transform_naive_functor<In, Out>{in, out});
       return;
     }
@@ -155,8 +155,7 @@ struct transform_tiled {
     const int ext[4] = {d.n, d.c, d.h, d.w};
     functor f{in, out, a_in, a_out, others[0], others[1], (ext[a_in] + 31) / 32, (ext[a_out] + 31) / 32};
     const int league = f.tiles_in * f.tiles_out * ext[others[0]] * ext[others[1]];
-    Kokkos::parallel_for("kcnn::transform_tiled",
-                         make_team_policy(exec, league, functor::scratch::shmem_size(32 * 33), f, 256), f);
+    launch_teams_recommended("kcnn::transform_tiled", exec, league, functor::scratch::shmem_size(32 * 33), f, 256);
   }
 };
 // The portable mapping (kcnn/lanes.hpp): a team per 32 x 32 tile over the input's and the
@@ -181,10 +180,9 @@ struct transform_vector {
       const std::size_t league = std::size_t(ti) * to * extent<functor::O1>(d) * extent<functor::O2>(d);
       const functor f{in, out, ti, to};
       const std::size_t bytes = functor::scratch::shmem_size(functor::T, functor::pitch);
-      Kokkos::TeamPolicy<Exec> policy = host_backend<Exec> ? Kokkos::TeamPolicy<Exec>(exec, int(league), 1)
-                                                          : Kokkos::TeamPolicy<Exec>(exec, int(league), 8, 32);
-      policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
-      Kokkos::parallel_for("kcnn::transform_vector", policy, f);
+      // GPU: 8 threads of 32 lanes (a warp per thread); host: one thread per team.
+      if constexpr (host_backend<Exec>) launch_teams("kcnn::transform_vector", exec, int(league), 1, 1, bytes, f);
+      else launch_teams("kcnn::transform_vector", exec, int(league), 8, 32, bytes, f);
     }
   }
 };

@@ -6,6 +6,7 @@
 // last one being cuda-convnet's one-thread-per-image mapping).
 #include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
+#include <kcnn/map.hpp>
 #include <kcnn/tensor.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -117,8 +118,7 @@ struct direct_coalesced {
   using op = ops::conv2d;
   template <class Exec, class In, class Wt, class Bias, class Out>
   void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const conv2d_params& p) const {
-    Kokkos::parallel_for(
-        "kcnn::conv2d_direct_coalesced", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::conv2d_direct_coalesced", exec, out.size(),
         detail::conv2d_direct_functor<detail::mapping::coalesced, In, Wt, Bias, Out>{in, wt, bias, out, p});
   }
 };
@@ -128,8 +128,7 @@ struct direct_strided {
   template <class Exec, class In, class Wt, class Bias, class Out>
   void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const conv2d_params& p) const {
     static_assert(!Out::layout_tag::runtime_strided, "kcnn::conv2d: direct_strided needs a compile-time layout");
-    Kokkos::parallel_for(
-        "kcnn::conv2d_direct_strided", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::conv2d_direct_strided", exec, out.size(),
         detail::conv2d_direct_functor<detail::mapping::against_layout, In, Wt, Bias, Out>{in, wt, bias, out, p});
   }
 };
@@ -142,8 +141,7 @@ struct direct_in_order {
   using op = ops::conv2d;
   template <class Exec, class In, class Wt, class Bias, class Out>
   void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const conv2d_params& p) const {
-    Kokkos::parallel_for(
-        "kcnn::conv2d_direct_in_order", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::conv2d_direct_in_order", exec, out.size(),
         detail::conv2d_direct_functor<detail::mapping::in_order<Order>, In, Wt, Bias, Out>{in, wt, bias, out, p});
   }
 };

@@ -6,6 +6,7 @@
 #include <kcnn/conv2d/direct_global.hpp>
 #include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
+#include <kcnn/map.hpp>
 #include <kcnn/layout.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -59,7 +60,7 @@ struct direct_regtile_k {
     static_assert(!Out::layout_tag::runtime_strided, "kcnn::conv2d: direct_regtile_k needs a compile-time layout");
     const int kblocks = (p.k_per_group() + KT - 1) / KT;
     const dims4 grid{p.n, kblocks * p.groups, p.p(), p.q()};
-    Kokkos::parallel_for("kcnn::conv2d_direct_regtile_k", Kokkos::RangePolicy<Exec>(exec, 0, grid.size()),
+    launch_range("kcnn::conv2d_direct_regtile_k", exec, grid.size(),
                          detail::conv2d_regtile_k_functor<KT, In, Wt, Bias, Out>{in, wt, bias, out, p, grid, kblocks});
   }
 };

@@ -105,17 +105,17 @@ struct conv2d_tiled_scratch_functor {
     const dims4 in_tile{t.nb, t.cc, t.ih, t.iw};
     const dims4 out_tile{t.nb, t.kb, t.th, t.tw};
     const int wt_floats = t.kb * t.cc * t.r_s;
-    scratch s_in(m.team_scratch(0), in_tile.size());
-    scratch s_wt(m.team_scratch(0), std::size_t(wt_floats));
-    scratch s_acc(m.team_scratch(0), out_tile.size());
+    const auto s_in = team_scratch<scratch>(m, in_tile.size());
+    const auto s_wt = team_scratch<scratch>(m, std::size_t(wt_floats));
+    const auto s_acc = team_scratch<scratch>(m, out_tile.size());
 
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(out_tile.size())),
+    team_rows(m, int(out_tile.size()),
                          [&](const int i) { s_acc(i) = 0.0f; });
     for (int c0 = 0; c0 < cpg; c0 += t.cc) {
       const int cc_n = (cpg - c0 < t.cc) ? cpg - c0 : t.cc;
-      m.team_barrier();
+      team_barrier(m);
       // Input tile, walked in the input layout's storage order: coalesced global loads.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(in_tile.size())), [&](const int i) {
+      team_rows(m, int(in_tile.size()), [&](const int i) {
         int nb, cc, y, x;
         in_order::storage_coords(std::size_t(i), in_tile, nb, cc, y, x);
         const int n = n0 + nb, ih = ih0 + y, iw = iw0 + x;
@@ -127,15 +127,15 @@ struct conv2d_tiled_scratch_functor {
       // Filter slice, loaded in the filter layout's order, stored [cc][r][s][kk] so that
       // threads along k (nhwc) read consecutive words and the others read one broadcast word.
       const dims4 wt_tile{t.kb, t.cc, p.r, p.s};
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, wt_floats), [&](const int i) {
+      team_rows(m, wt_floats, [&](const int i) {
         int kk, cc, r, s;
         wt_order::storage_coords(std::size_t(i), wt_tile, kk, cc, r, s);
         const int k = k0 + kk;
         s_wt(((cc * p.r + r) * p.s + s) * t.kb + kk) =
             (k < k_end && cc < cc_n) ? float(wt(k, c0 + cc, r, s)) : 0.0f;
       });
-      m.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(out_tile.size())), [&](const int i) {
+      team_barrier(m);
+      team_rows(m, int(out_tile.size()), [&](const int i) {
         int nb, kk, oy, ox;
         out_order::storage_coords(std::size_t(i), out_tile, nb, kk, oy, ox);
         float acc = 0.0f;
@@ -147,8 +147,8 @@ struct conv2d_tiled_scratch_functor {
         s_acc(i) += acc;
       });
     }
-    m.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(out_tile.size())), [&](const int i) {
+    team_barrier(m);
+    team_rows(m, int(out_tile.size()), [&](const int i) {
       int nb, kk, oy, ox;
       out_order::storage_coords(std::size_t(i), out_tile, nb, kk, oy, ox);
       const int n = n0 + nb, k = k0 + kk, oh = oh0 + oy, ow = ow0 + ox;
@@ -182,7 +182,7 @@ struct direct_tiled_scratch {
     const int nblocks = (p.n + t.nb - 1) / t.nb;
     functor f{in, wt, bias, out, p, t, tiles_h, tiles_w, kblocks};
     const int league = nblocks * p.groups * kblocks * tiles_h * tiles_w;
-    Kokkos::parallel_for("kcnn::conv2d_direct_tiled_scratch", make_team_policy(exec, league, bytes, f, 256), f);
+    launch_teams_recommended("kcnn::conv2d_direct_tiled_scratch", exec, league, bytes, f, 256);
   }
 };
 }  // namespace variant

@@ -219,7 +219,7 @@ class conv2d_direct_vector_state {
                                         : std::size_t(p.groups) * p.r * p.s * p.c_per_group() * kpad_;
     pack_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::conv2d_direct_vector.weights"), size);
     zeros_ = pack_view("kcnn::conv2d_direct_vector.zeros", std::size_t(p.c) + conv_vector_pad);
-    Kokkos::parallel_for("kcnn::conv2d_direct_vector_pack", Kokkos::RangePolicy<Exec>(exec, 0, size),
+    launch_range("kcnn::conv2d_direct_vector_pack", exec, size,
                          conv_vector_pack_functor<Wt, pack_view>{wt, pack_, p, kpad_, depthwise_});
   }
   double workspace_bytes() const { return double(pack_.span() + zeros_.span()) * sizeof(float); }
@@ -247,7 +247,6 @@ class conv2d_direct_vector_state {
     const int kblocks = (span + W * KV - 1) / (W * KV);
     const int kitems = depthwise_ ? kblocks : kblocks * p_.groups;
     const int owblocks = (p_.q() + PX - 1) / PX;
-    using policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<4, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
     // GPU: the channel blocks (one channel each) fastest, 32 to a tile row: adjacent threads,
     // adjacent channels. Host: a tile is a block of PX pixels with all its channel blocks (a
     // contiguous run of the output), since Kokkos' OpenMP backend deals MDRange tiles
@@ -261,10 +260,10 @@ class conv2d_direct_vector_state {
       const long want = 4L * compat::concurrency(exec);
       while (ktile > 1 && pixel_blocks * ((kitems + ktile - 1) / ktile) < want) ktile = (ktile + 1) / 2;
     }
-    const policy range = host_backend<Exec>
-                             ? policy(exec, {0, 0, 0, 0}, {p_.n, p_.p(), owblocks, kitems}, {1, 1, 1, ktile})
-                             : policy(exec, {0, 0, 0, 0}, {p_.n, p_.p(), owblocks, kitems}, {1, 1, 4, 32});
-    Kokkos::parallel_for("kcnn::conv2d_direct_vector", range,
+    const std::array<long, 4> tile = host_backend<Exec> ? std::array<long, 4>{1, 1, 1, ktile}
+                                                        : std::array<long, 4>{1, 1, 4, 32};
+    launch_mdrange<4, Kokkos::Iterate::Right>("kcnn::conv2d_direct_vector", exec, {0, 0, 0, 0},
+                                              {p_.n, p_.p(), owblocks, kitems}, tile,
                          conv_vector_nhwc_functor<W, KV, PX, Bias>{x, pack_.data(), zeros_.data(), bias, y, p_, kpad_,
                                                                    kblocks, depthwise_});
   }

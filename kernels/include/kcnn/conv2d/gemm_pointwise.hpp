@@ -8,6 +8,7 @@
 // The bias is broadcast into the output first and the product accumulates onto it (beta = 1).
 #include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
+#include <kcnn/map.hpp>
 #include <kcnn/layout.hpp>
 
 #include <kcnn/compat_blas.hpp>
@@ -58,7 +59,7 @@ struct gemm_pointwise {
     using mem = typename Out::memory_space;
     using cmat = Kokkos::View<const float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
     using mat = Kokkos::View<float**, Kokkos::LayoutRight, mem, Kokkos::MemoryUnmanaged>;
-    Kokkos::parallel_for("kcnn::conv2d_gemm_bias", Kokkos::RangePolicy<Exec>(exec, 0, out.size()),
+    launch_range("kcnn::conv2d_gemm_bias", exec, out.size(),
                          detail::broadcast_bias<Bias, Out>{bias, out});
     const int hw = p.h * p.w;
     if constexpr (std::is_same_v<L, layout::nhwc>) {

@@ -7,6 +7,7 @@
 // The workspace (col, omat and the packed weights) is what this algorithm costs in memory.
 #include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
+#include <kcnn/map.hpp>
 #include <kcnn/tensor.hpp>
 
 #include <kcnn/compat_blas.hpp>
@@ -31,8 +32,7 @@ class conv2d_im2col_gemm {
     omat_ = matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::im2col.omat"),
                    p.k_per_group(), npq_);
     wmat_ = matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::im2col.wmat"), p.k, crs_);
-    Kokkos::parallel_for("kcnn::im2col_pack_weights",
-                         Kokkos::RangePolicy<Exec>(exec, 0, std::size_t(p.k) * crs_),
+    launch_range("kcnn::im2col_pack_weights", exec, std::size_t(p.k) * crs_,
                          pack<Wt>{wt, wmat_, p});
   }
 
@@ -47,13 +47,12 @@ class conv2d_im2col_gemm {
   template <class In, class Bias, class Out>
   void operator()(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
     for (int g = 0; g < p_.groups; ++g) {
-      Kokkos::parallel_for("kcnn::im2col", Kokkos::RangePolicy<Exec>(exec, 0, std::size_t(crs_) * npq_),
+      launch_range("kcnn::im2col", exec, std::size_t(crs_) * npq_,
                            lower<In>{in, col_, p_, g});
       const int kpg = p_.k_per_group();
       auto w_g = Kokkos::subview(wmat_, Kokkos::make_pair(g * kpg, (g + 1) * kpg), Kokkos::ALL());
       compat::gemm(exec, "N", "N", 1.0f, w_g, col_, 0.0f, omat_);
-      Kokkos::parallel_for("kcnn::im2col_scatter",
-                           Kokkos::RangePolicy<Exec>(exec, 0, std::size_t(p_.n) * kpg * p_.p() * p_.q()),
+      launch_range("kcnn::im2col_scatter", exec, std::size_t(p_.n) * kpg * p_.p() * p_.q(),
                            scatter<Bias, Out>{bias, out, omat_, p_, g});
     }
   }

@@ -1,0 +1,86 @@
+#include "measure/model_sampler.hpp"
+
+#include "results/json.hpp"
+
+#include <kcnn/map.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <sstream>
+
+namespace kcnn::bench {
+
+device_model_sampler::device_model_sampler(const std::string& devices_file, const std::string& device)
+    : devices_file_(devices_file.empty() ? model::default_devices_file() : devices_file),
+      devices_(model::load_devices(devices_file_)),
+      device_(&model::find_device(devices_, device)) {}
+
+double device_model_sampler::sample(bench_case& c, int launches, rank_agreement& ranks, const std::string& what) const {
+  (void)launches;  // one traced run: the model's figures are per run
+  (void)ranks;
+  (void)what;
+  Kokkos::fence();
+  model::session s(*device_);
+  c.run();
+  Kokkos::fence();
+  last_ = s.finish(c.cost().flops);
+  last_case_ = &c;
+  return last_.time_s;
+}
+
+model_figures row_figures(const model::case_figures& c) {
+  model_figures m;
+  if (c.launches.empty() || !c.dominant) return m;
+  m.present = true;
+  m.blocks = c.dominant->blocks;
+  m.threads_per_block = c.dominant->threads_per_block;
+  m.waves = c.dominant->waves;
+  m.ld_requests = c.ld_requests;
+  m.ld_sectors_per_request = c.ld_requests > 0 ? c.ld_sectors / c.ld_requests : -1;
+  m.st_requests = c.st_requests;
+  m.st_sectors_per_request = c.st_requests > 0 ? c.st_sectors / c.st_requests : -1;
+  m.smem_conflict_ways = c.smem_requests > 0 ? c.smem_wavefronts / c.smem_requests : -1;
+  m.const_serialization = c.const_requests > 0 ? c.const_words / c.const_requests : -1;
+  m.l2_bytes = c.l2_bytes;
+  m.dram_bytes = c.dram_bytes;
+  m.time_us = c.time_s * 1e6;
+  m.bound = c.bound;
+  m.traced_blocks = c.traced_blocks;
+  m.all_blocks = c.blocks;
+  return m;
+}
+
+model_figures device_model_sampler::last_model(const bench_case& c) const {
+  if (last_case_ != &c) return {};
+  return row_figures(last_);
+}
+
+std::string device_model_sampler::context_json() const {
+  const model::device_description& d = *device_;
+  json dev = json::object();
+  dev.set("name", d.name)
+      .set("sms", d.sms)
+      .set("clock_mhz", d.clock_hz / 1e6)
+      .set("fp32_tflops", d.fp32_flops_per_s / 1e12)
+      .set("dram_gb_s", d.dram_bytes_per_s / 1e9)
+      .set("l2_gb_s", d.l2_bytes_per_s / 1e9)
+      .set("l2_mib", d.l2_bytes / 1048576.0)
+      .set("l1_smem_kib_per_sm", d.l1_smem_bytes_per_sm / 1024)
+      .set("smem_kib_per_sm", d.smem_bytes_per_sm / 1024)
+      .set("l1_latency_ns", d.l1_latency_s * 1e9)
+      .set("l2_latency_ns", d.l2_latency_s * 1e9)
+      .set("mem_latency_ns", d.mem_latency_s * 1e9)
+      .set("mlp_per_warp", d.mlp_per_warp)
+      .set("source", d.source);
+  json j = json::object();
+  j.set("what", "a model of the GPU, not a measurement: the kernels' CUDA code paths run on the host, their loads and "
+                "stores traced and counted as the device's memory system would serve them (docs/gpu-model.md)")
+      .set("version", model::model_version)
+      .set("devices_file", devices_file_)
+      .set("device", dev)
+      .set("range_policy_block", gpu_range_block)
+      .set("max_traced_accesses_per_launch", double(model::trace_limits{}.max_accesses_per_launch));
+  return j.dump();
+}
+
+}  // namespace kcnn::bench

@@ -1,0 +1,35 @@
+#pragma once
+// The device model as a sampler (gpu-model builds only): a sample runs the case once with the
+// model recording (kcnn/model/gpu_model.hpp) and returns the modelled seconds; the figures of
+// that run become the row's model_* columns. Nothing is timed.
+#include "measure/sampler.hpp"
+
+#include <gpu_model.hpp>
+
+#include <string>
+#include <vector>
+
+namespace kcnn::bench {
+
+class device_model_sampler final : public sampler {
+ public:
+  // The description `device` of `devices_file` (default: the file shipped with kcnn).
+  device_model_sampler(const std::string& devices_file, const std::string& device);
+  const char* name() const override { return "gpu_model"; }
+  double sample(bench_case& c, int launches, rank_agreement& ranks, const std::string& what) const override;
+  bool models() const override { return true; }
+  model_figures last_model(const bench_case& c) const override;
+  std::string context_json() const override;
+
+ private:
+  std::string devices_file_;
+  std::vector<model::device_description> devices_;
+  const model::device_description* device_ = nullptr;
+  mutable model::case_figures last_;
+  mutable const bench_case* last_case_ = nullptr;
+};
+
+// A row's model figures from a case's (exposed for tests).
+model_figures row_figures(const model::case_figures& c);
+
+}  // namespace kcnn::bench

@@ -1,0 +1,99 @@
+#pragma once
+// kcnn's GPU execution model (the gpu-model build, KCNN_GPU_MODEL): the kernels run their CUDA
+// code paths on the host in their CUDA launch geometry (kcnn/map.hpp); every load and store
+// they make is reported by the compiler (clang -fsanitize-coverage=trace-loads,trace-stores)
+// with its program location, and attributed to the CUDA thread kcnn/map.hpp says is running.
+// Per launch, the accesses are grouped into warp requests (same warp, same program location,
+// same dynamic occurrence) and counted as a GPU's memory system would serve them:
+//  * global: 32-byte sectors per request; then, over the blocks one wave keeps resident
+//    (interleaved request by request), a per-SM L1 (sectored, caches global loads, write-through,
+//    no allocate on store) and a device-wide L2 (sectored, write-back, allocate on write without
+//    a fetch), both set-associative LRU; L2 misses and write-backs are DRAM bytes;
+//  * team scratch (shared memory): the bank-conflict degree of each request (the most distinct
+//    4-byte words any one bank must serve; the same word is a broadcast);
+//  * kernel parameters and constant memory (the functor): distinct 4-byte words per request
+//    (constant reads serialise over distinct addresses);
+//  * locals on the simulated thread's stack are registers (not counted).
+// A predicted time is the largest of DRAM, L2, FP32, issue and latency bounds; it is a model
+// figure, never a measurement. Single-threaded (Serial backend) by construction.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace kcnn::model {
+
+// Version of the model's rules, recorded in every context (bump when a figure's meaning changes).
+inline constexpr const char* model_version = "1";
+
+// A GPU as the model sees it (benchmarks/model/devices.csv).
+struct device_description {
+  std::string name;
+  int sms = 0;
+  double clock_hz = 0, fp32_flops_per_s = 0, dram_bytes_per_s = 0, l2_bytes_per_s = 0, l2_bytes = 0;
+  double l1_smem_bytes_per_sm = 0, smem_bytes_per_sm = 0, smem_bytes_per_block = 0;
+  int max_threads_per_sm = 0, max_blocks_per_sm = 0, warp_size = 32, sector_bytes = 32, line_bytes = 128,
+      smem_banks = 32;
+  double l1_latency_s = 0, l2_latency_s = 0, mem_latency_s = 0;  // a load served by L1, L2, DRAM
+  int mlp_per_warp = 1;
+  std::string source;
+};
+
+// Reads a device file; a bad line throws std::invalid_argument naming the file, line and field.
+std::vector<device_description> load_devices(const std::string& path);
+// The description called `name` (throws, listing the names, when there is none).
+const device_description& find_device(const std::vector<device_description>& devices, const std::string& name);
+// The file shipped with kcnn (its source path, baked in at build time).
+std::string default_devices_file();
+
+// What one launch does to the modelled GPU. Counts are for the whole launch: when only some
+// blocks were traced (traced_blocks < blocks) they are scaled by blocks / traced_blocks.
+struct launch_figures {
+  std::string label;
+  long long blocks = 0, traced_blocks = 0;
+  int threads_per_block = 0, resident_blocks_per_sm = 0;
+  double waves = 0;
+  double ld_requests = 0, ld_sectors = 0, ld_bytes = 0;  // global loads: warp requests, sectors, bytes asked
+  double st_requests = 0, st_sectors = 0, st_bytes = 0;  // global stores
+  double smem_requests = 0, smem_wavefronts = 0;         // shared: requests and the sum of their conflict degrees
+  double const_requests = 0, const_words = 0;            // constant: requests and the sum of distinct words
+  double l1_hit_sectors = 0, l2_load_hit_sectors = 0, l2_bytes = 0, dram_read_bytes = 0, dram_write_bytes = 0;
+  double max_warp_requests = 0;  // the most memory requests one warp makes (a traced block's)
+  double t_dram = 0, t_l2 = 0, t_issue = 0, t_latency = 0;
+};
+
+// A case: its launches in order and their sum.
+struct case_figures {
+  std::vector<launch_figures> launches;
+  double flops = 0;
+  double ld_requests = 0, ld_sectors = 0, st_requests = 0, st_sectors = 0, smem_requests = 0, smem_wavefronts = 0,
+         const_requests = 0, const_words = 0, l2_bytes = 0, dram_bytes = 0;
+  double time_s = 0;
+  std::string bound;                   // dram, l2, fp32, issue or latency
+  const launch_figures* dominant = nullptr;  // the launch with the largest predicted time
+  long long traced_blocks = 0, blocks = 0;
+};
+
+// How much of a launch to trace: whole blocks, in launch order, until this many accesses have
+// been recorded (then the remaining blocks still run, untraced, and the counts are scaled).
+struct trace_limits {
+  std::size_t max_accesses_per_launch = std::size_t(1) << 23;
+};
+
+// Records what the kernels launched between its construction and finish() do. One at a time.
+class session {
+ public:
+  session(const device_description& d, trace_limits limits = {});
+  ~session();
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+  // Ends recording; `flops` is the case's declared FLOPs (the FP32 bound).
+  case_figures finish(double flops);
+
+ private:
+  bool open_ = true;
+};
+
+// Bounds and the predicted time of a case from its launches (exposed for tests).
+void predict(const device_description& d, case_figures& c);
+
+}  // namespace kcnn::model

@@ -1,0 +1,253 @@
+// The GPU execution model against answers known by hand (gpu-model build only): kernels written
+// with kcnn's mapping layer, run on Serial in their CUDA geometry, their traced accesses counted.
+#include <gpu_model.hpp>
+#include <kcnn/map.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace {
+
+using exec = Kokkos::Serial;
+using model_device = kcnn::model::device_description;
+
+const model_device& h100() {
+  static const auto devices = kcnn::model::load_devices(kcnn::model::default_devices_file());
+  return kcnn::model::find_device(devices, "h100_sxm");
+}
+
+// A device with a 1 MiB L2 (and 4 SMs), so that tensors a few times its size stay small.
+model_device small_l2() {
+  model_device d = h100();
+  d.name = "small_l2";
+  d.sms = 4;
+  d.l2_bytes = 1 << 20;
+  return d;
+}
+
+kcnn::model::trace_limits everything() {
+  kcnn::model::trace_limits t;
+  t.max_accesses_per_launch = std::size_t(1) << 30;
+  return t;
+}
+
+TEST(GpuModel, CoalescedFloatCopyIsFourSectorsPerRequest) {
+  const std::size_t n = 1 << 14;
+  Kokkos::View<float*> a("a", n), b("b", n);
+  kcnn::model::session s(h100(), everything());
+  kcnn::launch_range("copy", exec(), n, KOKKOS_LAMBDA(const std::size_t i) { b(i) = a(i); });
+  const auto c = s.finish(0);
+  ASSERT_EQ(c.launches.size(), 1u);
+  EXPECT_EQ(c.launches[0].blocks, long(n / kcnn::gpu_range_block));
+  EXPECT_EQ(c.launches[0].threads_per_block, kcnn::gpu_range_block);
+  EXPECT_DOUBLE_EQ(c.ld_requests, double(n / 32));
+  EXPECT_DOUBLE_EQ(c.ld_sectors / c.ld_requests, 4.0);
+  EXPECT_DOUBLE_EQ(c.st_requests, double(n / 32));
+  EXPECT_DOUBLE_EQ(c.st_sectors / c.st_requests, 4.0);
+}
+
+TEST(GpuModel, StrideThirtyTwoFloatReadIsThirtyTwoSectorsPerRequest) {
+  const std::size_t n = 1 << 12;
+  Kokkos::View<float*> a("a", n * 32), b("b", n);
+  kcnn::model::session s(h100(), everything());
+  kcnn::launch_range("strided", exec(), n, KOKKOS_LAMBDA(const std::size_t i) { b(i) = a(i * 32); });
+  const auto c = s.finish(0);
+  EXPECT_DOUBLE_EQ(c.ld_requests, double(n / 32));
+  EXPECT_DOUBLE_EQ(c.ld_sectors / c.ld_requests, 32.0);
+  EXPECT_DOUBLE_EQ(c.st_sectors / c.st_requests, 4.0);  // the store stays coalesced
+}
+
+// A 32 x 32 tile through team scratch: written by rows (thread y, lane x: word y * pitch + x),
+// read by columns (word x * pitch + y). Block (32, 32): warp y is thread row y.
+struct scratch_transpose {
+  using scratch = Kokkos::View<float*, exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Kokkos::View<float*> in, out;
+  int pitch;
+  template <class Member>
+  void operator()(const Member& m) const {
+    const auto tile = kcnn::team_scratch<scratch>(m, std::size_t(32 * pitch));
+    kcnn::team_rows(m, 32, [&](const int y) {
+      kcnn::vector_lanes(m, 0, 32, [&](const int x) { tile(y * pitch + x) = in(y * 32 + x); });
+    });
+    kcnn::team_barrier(m);
+    kcnn::team_rows(m, 32, [&](const int y) {
+      kcnn::vector_lanes(m, 0, 32, [&](const int x) { out(y * 32 + x) = tile(x * pitch + y); });
+    });
+  }
+};
+
+kcnn::model::case_figures transpose_figures(int pitch) {
+  Kokkos::View<float*> in("in", 1024), out("out", 1024);
+  Kokkos::parallel_for(Kokkos::RangePolicy<exec>(0, 1024), KOKKOS_LAMBDA(const int i) { in(i) = float(i); });
+  kcnn::model::session s(h100(), everything());
+  kcnn::launch_teams("transpose", exec(), 1, 32, 32, scratch_transpose::scratch::shmem_size(32 * pitch),
+                     scratch_transpose{in, out, pitch});
+  auto c = s.finish(0);
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  for (int y = 0; y < 32; ++y)
+    for (int x = 0; x < 32; ++x) EXPECT_EQ(h(y * 32 + x), float(x * 32 + y)) << "the transpose itself is wrong";
+  return c;
+}
+
+TEST(GpuModel, ScratchTransposeHasThirtyTwoWayConflictsAtPitchThirtyTwoAndNoneAtThirtyThree) {
+  const auto c32 = transpose_figures(32);
+  ASSERT_EQ(c32.launches.size(), 1u);
+  EXPECT_EQ(c32.launches[0].threads_per_block, 1024);
+  EXPECT_DOUBLE_EQ(c32.smem_requests, 64.0);            // 32 warps write, 32 read
+  EXPECT_DOUBLE_EQ(c32.smem_wavefronts, 32.0 + 32 * 32);  // writes conflict-free, reads 32-way
+  const auto c33 = transpose_figures(33);
+  EXPECT_DOUBLE_EQ(c33.smem_requests, 64.0);
+  EXPECT_DOUBLE_EQ(c33.smem_wavefronts, 64.0);  // every request one wavefront
+  EXPECT_DOUBLE_EQ(c33.ld_sectors / c33.ld_requests, 4.0);
+  EXPECT_DOUBLE_EQ(c33.st_sectors / c33.st_requests, 4.0);
+}
+
+// Values carried in the functor: constant memory on CUDA (kcnn/constant.hpp).
+struct constant_read {
+  float w[64];
+  float* out;
+  bool divergent;
+  void operator()(const std::size_t i) const { out[i] = divergent ? w[i % 32] : w[i / 32]; }
+};
+
+kcnn::model::case_figures constant_figures(bool divergent, std::size_t n) {
+  Kokkos::View<float*> out("out", n);
+  constant_read f{};
+  for (int k = 0; k < 64; ++k) f.w[k] = float(k);
+  f.out = out.data();
+  f.divergent = divergent;
+  kcnn::model::session s(h100(), everything());
+  kcnn::launch_range("constant", exec(), n, f);
+  return s.finish(0);
+}
+
+TEST(GpuModel, ConstantReadsSerialiseOverDistinctAddresses) {
+  const std::size_t n = 256, warps = n / 32;
+  // Every other constant request (the flag, the output pointer) is warp-uniform: one address.
+  const auto uniform = constant_figures(false, n);
+  EXPECT_GT(uniform.const_requests, 0);
+  EXPECT_DOUBLE_EQ(uniform.const_words, uniform.const_requests);
+  const auto divergent = constant_figures(true, n);
+  EXPECT_DOUBLE_EQ(divergent.const_requests, uniform.const_requests);
+  EXPECT_DOUBLE_EQ(divergent.const_words - divergent.const_requests, 31.0 * double(warps));  // one 32-address read per warp
+}
+
+TEST(GpuModel, StreamingFourTimesTheL2MovesItsCompulsoryBytesFromDram) {
+  const model_device d = small_l2();
+  const std::size_t n = std::size_t(d.l2_bytes) / sizeof(float) * 2;  // in + out = 4x the L2
+  Kokkos::View<float*> a("a", n), b("b", n);
+  kcnn::model::session s(d, everything());
+  kcnn::launch_range("stream", exec(), n, KOKKOS_LAMBDA(const std::size_t i) { b(i) = 2.0f * a(i); });
+  const auto c = s.finish(0);
+  const double compulsory = 2.0 * double(n) * sizeof(float);
+  EXPECT_NEAR(c.dram_bytes, compulsory, 0.02 * compulsory);
+  EXPECT_NEAR(c.launches[0].dram_read_bytes, compulsory / 2, 0.01 * compulsory);
+}
+
+TEST(GpuModel, TheL2KeepsWhatFitsAndLosesWhatDoesNot) {
+  const model_device d = small_l2();
+  const auto second_pass_dram = [&](std::size_t bytes) {
+    const std::size_t n = bytes / sizeof(float);
+    Kokkos::View<float*> a("a", n), sum("sum", n / 32);
+    kcnn::model::session s(d, everything());
+    for (int pass = 0; pass < 2; ++pass)  // two launches read the same tensor
+      kcnn::launch_range("read", exec(), n / 32, KOKKOS_LAMBDA(const std::size_t i) {
+        float t = 0;
+        for (int k = 0; k < 32; ++k) t += a(i + (n / 32) * std::size_t(k));
+        sum(i) = t;
+      });
+    const auto c = s.finish(0);
+    return c.launches[1].dram_read_bytes;
+  };
+  EXPECT_EQ(second_pass_dram(std::size_t(d.l2_bytes) / 4), 0.0);  // a quarter of the L2: all hits
+  const double big = 4 * d.l2_bytes;
+  EXPECT_NEAR(second_pass_dram(std::size_t(big)), big, 0.05 * big);  // 4x the L2: LRU loses it all
+}
+
+TEST(GpuModel, TracingASampleOfTheBlocksKeepsThePerRequestFigures) {
+  const std::size_t n = 1 << 16;
+  Kokkos::View<float*> a("a", n * 2), b("b", n);
+  const auto run = [&](kcnn::model::trace_limits limits) {
+    kcnn::model::session s(h100(), limits);
+    kcnn::launch_range("half_strided", exec(), n, KOKKOS_LAMBDA(const std::size_t i) { b(i) = a(2 * i); });
+    return s.finish(0);
+  };
+  const auto all = run(everything());
+  kcnn::model::trace_limits few;
+  few.max_accesses_per_launch = 1 << 12;
+  const auto sample = run(few);
+  EXPECT_EQ(all.traced_blocks, all.blocks);
+  EXPECT_LT(sample.traced_blocks, sample.blocks);
+  EXPECT_DOUBLE_EQ(sample.ld_sectors / sample.ld_requests, all.ld_sectors / all.ld_requests);
+  EXPECT_DOUBLE_EQ(sample.ld_sectors / sample.ld_requests, 8.0);
+  EXPECT_DOUBLE_EQ(sample.ld_requests, all.ld_requests);  // scaled to all blocks
+}
+
+TEST(GpuModel, MdRangeRankFourRightPutsIndexThreeOnThreadIdxZ) {
+  // Kokkos' CUDA rank-4 tile {1, 1, 4, 32}: blockDim (1, 4, 32); (ow, k) in the tile is thread
+  // (0, ow, k), linear id ow + 4 k: a warp is 4 ow x 8 k, not 32 adjacent k.
+  using kcnn::model::detail::md_thread;
+  const std::array<long, 4> tile{1, 1, 4, 32};
+  const auto g = kcnn::model::detail::md_block<4>(tile);
+  EXPECT_EQ(g.block_x, 1);
+  EXPECT_EQ(g.block_y, 4);
+  EXPECT_EQ(g.block_z, 32);
+  const auto t = md_thread<4, Kokkos::Iterate::Right>(tile, {0, 0, 3, 7});
+  EXPECT_EQ(t.x + g.block_x * (t.y + g.block_y * t.z), 3 + 4 * 7);
+  // Rank 4 Right with t0 * t1 > 1: index 1 is the fast part of threadIdx.x.
+  const std::array<long, 4> wide{2, 16, 1, 1};
+  EXPECT_EQ((md_thread<4, Kokkos::Iterate::Right>(wide, {1, 5, 0, 0}).x), 5 + 16 * 1);
+  EXPECT_EQ((md_thread<4, Kokkos::Iterate::Left>(wide, {1, 5, 0, 0}).x), 1 + 2 * 5);
+}
+
+TEST(GpuModel, ALeagueOfOneIsBoundByOneWarpsLatency) {
+  // One warp walking 1000 rows of 32 floats: 1000 requests, one at a time in a single block.
+  const std::size_t rows = 1000;
+  Kokkos::View<float*> a("a", rows * 32), out("out", 32);
+  kcnn::model::session s(h100(), everything());
+  kcnn::launch_teams("league_of_one", exec(), 1, 1, 32, 0, KOKKOS_LAMBDA(const Kokkos::TeamPolicy<exec>::member_type& m) {
+    kcnn::vector_lanes(m, 0, 32, [&](const int x) {
+      float t = 0;
+      for (std::size_t r = 0; r < rows; ++r) t += a(r * 32 + std::size_t(x));
+      out(x) = t;
+    });
+  });
+  const auto c = s.finish(0);
+  EXPECT_EQ(c.launches[0].blocks, 1);
+  EXPECT_DOUBLE_EQ(c.ld_requests, double(rows));
+  EXPECT_EQ(c.bound, "latency");
+  EXPECT_GT(c.time_s, double(rows) / h100().mlp_per_warp * h100().l2_latency_s);
+}
+
+TEST(GpuModel, DeviceFileErrorsNameTheFileLineAndField) {
+  const std::string path = ::testing::TempDir() + "kcnn_devices_bad.csv";
+  std::ifstream good(kcnn::model::default_devices_file());
+  std::string header, line, first;
+  while (std::getline(good, line))
+    if (!line.empty() && line[0] != '#') {
+      if (header.empty()) header = line;
+      else if (first.empty()) first = line;
+    }
+  std::ofstream(path) << "# comment\n" << header << "\n" << first.replace(first.find(",132,"), 5, ",-1,") << "\n";
+  try {
+    kcnn::model::load_devices(path);
+    FAIL() << "a negative SM count was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":3: field 'sms'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(kcnn::model::find_device(kcnn::model::load_devices(kcnn::model::default_devices_file()), "b200"),
+               std::invalid_argument);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
