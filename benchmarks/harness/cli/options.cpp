@@ -95,6 +95,8 @@ layers of a suite: validate against the host reference, then time. Writes
   --model-device NAME  gpu-model build: the GPU the model describes (default h100_sxm; see
                        kernels/model/devices.csv)
   --model-devices FILE gpu-model build: another file of GPU descriptions in that format
+  --model-trace M      gpu-model build: millions of accesses traced per launch before the
+                       rest of its blocks run untraced (counts scaled; default 8)
   --uvm-cap GIB        cap on the device memory left to the UVM oversubscription study's
                        chain (CUDA builds; default 4)
   --warmup N           untimed runs before timing (default 2, quick 1)
@@ -180,11 +182,16 @@ options parse_options(int argc, char** argv) {
     else if (a == "--batch") o.batch = parse_number<int>(a, need(), 1);
     else if (a == "--out") { o.out = need(); if (o.out.empty()) throw usage_error("--out: empty path"); }
     else if (a == "--seed") o.seed = parse_number<std::uint64_t>(a, need(), 0);
-    else if (a == "--model-device" || a == "--model-devices") {
+    else if (a == "--model-device" || a == "--model-devices" || a == "--model-trace") {
 #if !defined(KCNN_GPU_MODEL)
       throw usage_error(a + ": needs the GPU-model build (cmake --preset gpu-model)");
 #endif
-      (a == "--model-device" ? o.model_device : o.model_devices) = need();
+      if (a == "--model-trace") {
+        o.model_trace_millions = parse_double(a, need());
+        if (!(o.model_trace_millions > 0)) throw usage_error("--model-trace: must be positive");
+      } else {
+        (a == "--model-device" ? o.model_device : o.model_devices) = need();
+      }
     }
     else if (a == "--uvm-cap") o.uvm_cap_gib = parse_double(a, need());
     else if (a == "--mpi") {

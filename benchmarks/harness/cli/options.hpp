@@ -52,6 +52,7 @@ struct options {
   double noisy_spread = 0.05;         // a row whose final stddev/mean exceeds this is marked noisy
   std::string model_device = "h100_sxm";  // --model-device: the GPU the gpu-model build models
   std::string model_devices;          // --model-devices FILE: descriptions (default: kcnn's devices.csv)
+  double model_trace_millions = 8;    // --model-trace M: accesses traced per launch, in millions
   std::vector<std::string> passthrough;  // argv for Google Benchmark
 };
 

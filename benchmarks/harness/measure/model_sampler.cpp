@@ -10,17 +10,19 @@
 
 namespace kcnn::bench {
 
-device_model_sampler::device_model_sampler(const std::string& devices_file, const std::string& device)
+device_model_sampler::device_model_sampler(const std::string& devices_file, const std::string& device,
+                                           model::trace_limits limits)
     : devices_file_(devices_file.empty() ? model::default_devices_file() : devices_file),
       devices_(model::load_devices(devices_file_)),
-      device_(&model::find_device(devices_, device)) {}
+      device_(&model::find_device(devices_, device)),
+      limits_(limits) {}
 
 double device_model_sampler::sample(bench_case& c, int launches, rank_agreement& ranks, const std::string& what) const {
   (void)launches;  // one traced run: the model's figures are per run
   (void)ranks;
   (void)what;
   Kokkos::fence();
-  model::session s(*device_);
+  model::session s(*device_, limits_);
   c.run();
   Kokkos::fence();
   last_ = s.finish(c.cost().flops);
@@ -79,7 +81,7 @@ std::string device_model_sampler::context_json() const {
       .set("devices_file", devices_file_)
       .set("device", dev)
       .set("range_policy_block", gpu_range_block)
-      .set("max_traced_accesses_per_launch", double(model::trace_limits{}.max_accesses_per_launch));
+      .set("max_traced_accesses_per_launch", double(limits_.max_accesses_per_launch));
   return j.dump();
 }
 

@@ -14,7 +14,7 @@ namespace kcnn::bench {
 class device_model_sampler final : public sampler {
  public:
   // The description `device` of `devices_file` (default: the file shipped with kcnn).
-  device_model_sampler(const std::string& devices_file, const std::string& device);
+  device_model_sampler(const std::string& devices_file, const std::string& device, model::trace_limits limits);
   const char* name() const override { return "gpu_model"; }
   double sample(bench_case& c, int launches, rank_agreement& ranks, const std::string& what) const override;
   bool models() const override { return true; }
@@ -25,6 +25,7 @@ class device_model_sampler final : public sampler {
   std::string devices_file_;
   std::vector<model::device_description> devices_;
   const model::device_description* device_ = nullptr;
+  model::trace_limits limits_;
   mutable model::case_figures last_;
   mutable const bench_case* last_case_ = nullptr;
 };

@@ -259,7 +259,9 @@ class benchmark_run {
   // The fenced timer; in the gpu-model build, the device model (it models, never times).
   static std::unique_ptr<sampler> make_sampler(const options& o) {
 #if defined(KCNN_GPU_MODEL)
-    return std::make_unique<device_model_sampler>(o.model_devices, o.model_device);
+    model::trace_limits limits;
+    limits.max_accesses_per_launch = std::size_t(o.model_trace_millions * 1e6);
+    return std::make_unique<device_model_sampler>(o.model_devices, o.model_device, limits);
 #else
     (void)o;
     return std::make_unique<fenced_timer>();
