@@ -147,7 +147,6 @@ struct recorder {
   std::vector<block_trace> wave;
   std::vector<sector_cache> l1;
   sector_cache l2;
-  std::vector<case_figures> unused;
   std::vector<launch_figures> launches;
 };
 
@@ -476,7 +475,7 @@ void predict(const device_description& d, case_figures& c) {
   c.const_requests = c.const_words = c.l2_bytes = c.dram_bytes = 0;
   c.blocks = c.traced_blocks = 0;
   double memory_time = 0, worst = -1;
-  c.dominant = nullptr;
+  c.dominant = -1;
   std::string worst_bound = "dram";
   for (launch_figures& f : c.launches) {
     c.ld_requests += f.ld_requests, c.ld_sectors += f.ld_sectors;
@@ -506,7 +505,7 @@ void predict(const device_description& d, case_figures& c) {
     memory_time += t;
     if (t > worst) {
       worst = t;
-      c.dominant = &f;
+      c.dominant = int(&f - c.launches.data());
       worst_bound = t == f.t_dram ? "dram" : t == f.t_l2 ? "l2" : t == f.t_issue ? "issue" : "latency";
     }
   }

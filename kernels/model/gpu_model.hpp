@@ -69,7 +69,7 @@ struct case_figures {
          const_requests = 0, const_words = 0, l2_bytes = 0, dram_bytes = 0;
   double time_s = 0;
   std::string bound;                   // dram, l2, fp32, issue or latency
-  const launch_figures* dominant = nullptr;  // the launch with the largest predicted time
+  int dominant = -1;  // index in launches of the one with the largest predicted time (-1: none)
   long long traced_blocks = 0, blocks = 0;
 };
 

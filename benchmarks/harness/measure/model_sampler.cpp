@@ -32,11 +32,12 @@ double device_model_sampler::sample(bench_case& c, int launches, rank_agreement&
 
 model_figures row_figures(const model::case_figures& c) {
   model_figures m;
-  if (c.launches.empty() || !c.dominant) return m;
+  if (c.dominant < 0) return m;
+  const model::launch_figures& dominant = c.launches[std::size_t(c.dominant)];
   m.present = true;
-  m.blocks = c.dominant->blocks;
-  m.threads_per_block = c.dominant->threads_per_block;
-  m.waves = c.dominant->waves;
+  m.blocks = dominant.blocks;
+  m.threads_per_block = dominant.threads_per_block;
+  m.waves = dominant.waves;
   m.ld_requests = c.ld_requests;
   m.ld_sectors_per_request = c.ld_requests > 0 ? c.ld_sectors / c.ld_requests : -1;
   m.st_requests = c.st_requests;

@@ -124,18 +124,47 @@ template <int R, Kokkos::Iterate Order, class Exec, class F>
 void launch_mdrange(const char* label, const Exec& exec, const std::array<long, R>& lower,
                     const std::array<long, R>& upper, const std::array<long, R>& tile, const F& f);
 
+#if defined(KCNN_GPU_MODEL)
+namespace model::detail {
+// f(i) for i in [begin, end), iteration i run by the thread whose coordinate along Dim (0: x,
+// the vector lanes; 1: y, the team's threads) is (i - begin) mod blockDim: Kokkos' CUDA loops
+// `for (i = begin + threadIdx; i < end; i += blockDim)`. The other coordinates stay the caller's.
+template <int Dim, class F>
+void along(int begin, int end, const F& f) {
+  const block_dims b = current_block_dims();
+  const int width = Dim == 0 ? b.x : b.y;
+  const thread_coords outer = current_thread();
+  for (int i = begin; i < end; ++i) {
+    const int t = (i - begin) % width;
+    set_thread(Dim == 0 ? t : outer.x, Dim == 1 ? t : outer.y, outer.z);
+    f(i);
+  }
+  set_thread(outer.x, outer.y, outer.z);
+}
+// The reduction of f(i, acc) over [0, n) along Dim into `result`: a Kokkos reducer or a float (a sum).
+template <int Dim, class F, class Result>
+void reduce_along(int n, const F& f, Result&& result) {
+  using R = std::remove_reference_t<Result>;
+  if constexpr (std::is_arithmetic_v<R>) {
+    R acc = R(0);
+    along<Dim>(0, n, [&](const int i) { f(i, acc); });
+    result = acc;
+  } else {
+    typename R::value_type acc;
+    result.init(acc);
+    along<Dim>(0, n, [&](const int i) { f(i, acc); });
+    result.reference() = acc;
+  }
+}
+}  // namespace model::detail
+#endif
+
 // f(i) for i in [begin, end) over the threads of a team (TeamThreadRange).
 template <class Member, class F>
 KOKKOS_INLINE_FUNCTION void team_rows(const Member& m, int begin, int end, const F& f) {
 #if defined(KCNN_GPU_MODEL)
   (void)m;
-  const int team = model::current_block_dims().y;
-  const model::thread_coords outer = model::current_thread();
-  for (int i = begin; i < end; ++i) {
-    model::set_thread(outer.x, (i - begin) % team, outer.z);
-    f(i);
-  }
-  model::set_thread(outer.x, outer.y, outer.z);
+  model::detail::along<1>(begin, end, f);
 #else
   Kokkos::parallel_for(Kokkos::TeamThreadRange(m, begin, end), f);
 #endif
@@ -150,13 +179,7 @@ template <class Member, class F>
 KOKKOS_INLINE_FUNCTION void vector_lanes(const Member& m, int begin, int end, const F& f) {
 #if defined(KCNN_GPU_MODEL)
   (void)m;
-  const int lanes = model::current_block_dims().x;
-  const model::thread_coords outer = model::current_thread();
-  for (int i = begin; i < end; ++i) {
-    model::set_thread((i - begin) % lanes, outer.y, outer.z);
-    f(i);
-  }
-  model::set_thread(outer.x, outer.y, outer.z);
+  model::detail::along<0>(begin, end, f);
 #else
   Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, begin, end), f);
 #endif
@@ -173,26 +196,7 @@ template <class Member, class F, class Result>
 KOKKOS_INLINE_FUNCTION void team_rows_reduce(const Member& m, int n, const F& f, Result&& result) {
 #if defined(KCNN_GPU_MODEL)
   (void)m;
-  const int team = model::current_block_dims().y;
-  const model::thread_coords outer = model::current_thread();
-  using R = std::remove_reference_t<Result>;
-  if constexpr (std::is_arithmetic_v<R>) {
-    R acc = R(0);
-    for (int i = 0; i < n; ++i) {
-      model::set_thread(outer.x, i % team, outer.z);
-      f(i, acc);
-    }
-    result = acc;
-  } else {
-    typename R::value_type acc;
-    result.init(acc);
-    for (int i = 0; i < n; ++i) {
-      model::set_thread(outer.x, i % team, outer.z);
-      f(i, acc);
-    }
-    result.reference() = acc;
-  }
-  model::set_thread(outer.x, outer.y, outer.z);
+  model::detail::reduce_along<1>(n, f, result);
 #else
   Kokkos::parallel_reduce(Kokkos::TeamThreadRange(m, n), f, result);
 #endif
@@ -203,26 +207,7 @@ template <class Member, class F, class Result>
 KOKKOS_INLINE_FUNCTION void vector_lanes_reduce(const Member& m, int n, const F& f, Result&& result) {
 #if defined(KCNN_GPU_MODEL)
   (void)m;
-  const int lanes = model::current_block_dims().x;
-  const model::thread_coords outer = model::current_thread();
-  using R = std::remove_reference_t<Result>;
-  if constexpr (std::is_arithmetic_v<R>) {
-    R acc = R(0);
-    for (int i = 0; i < n; ++i) {
-      model::set_thread(i % lanes, outer.y, outer.z);
-      f(i, acc);
-    }
-    result = acc;
-  } else {
-    typename R::value_type acc;
-    result.init(acc);
-    for (int i = 0; i < n; ++i) {
-      model::set_thread(i % lanes, outer.y, outer.z);
-      f(i, acc);
-    }
-    result.reference() = acc;
-  }
-  model::set_thread(outer.x, outer.y, outer.z);
+  model::detail::reduce_along<0>(n, f, result);
 #else
   Kokkos::parallel_reduce(Kokkos::ThreadVectorRange(m, n), f, result);
 #endif
