@@ -146,6 +146,9 @@ struct recorder {
   // The wave being assembled, and the caches.
   std::vector<block_trace> wave;
   std::vector<sector_cache> l1;
+  // DRAM bytes read per block once the launch is under way (data shared by every block, such as
+  // weights, already in the L2): what the untraced blocks of a sampled launch are given.
+  double dram_read_per_block = 0;
   sector_cache l2;
   std::vector<launch_figures> launches;
 };
@@ -164,17 +167,18 @@ int resident_blocks(const device_description& d, const launch_geometry& g) {
   return std::max(0, std::min({d.max_blocks_per_sm, by_threads, by_smem}));
 }
 
-// Replays the wave's blocks request by request (block 0's first, block 1's first, ...), each
-// on its SM's L1, all on the L2.
-void replay_wave() {
+// Replays blocks [first, last) of the wave request by request (the first block's first request,
+// the second's, ...), each on its SM's L1, all on the L2. Returns the DRAM bytes read.
+double replay_blocks(std::size_t first, std::size_t last) {
   recorder& r = rec;
   const device_description& d = *r.dev;
+  const double dram_before = r.fig.dram_read_bytes;
   std::vector<std::size_t> next(r.wave.size(), 0);
   bool any = true;
   double written_back = 0;
   while (any) {
     any = false;
-    for (std::size_t b = 0; b < r.wave.size(); ++b) {
+    for (std::size_t b = first; b < last; ++b) {
       block_trace& t = r.wave[b];
       if (next[b] >= t.requests.size()) continue;
       any = true;
@@ -197,6 +201,14 @@ void replay_wave() {
     }
   }
   r.fig.dram_write_bytes += written_back * d.sector_bytes;
+  return r.fig.dram_read_bytes - dram_before;
+}
+
+// Replays the whole wave; the DRAM bytes read per block of it are the latest marginal rate.
+void replay_wave() {
+  recorder& r = rec;
+  const std::size_t n = r.wave.size();
+  r.dram_read_per_block = n > 0 ? replay_blocks(0, n) / double(n) : 0;
   r.wave.clear();
 }
 
@@ -377,17 +389,28 @@ void launch_end() {
   current_dims = block_dims{};
   current_thread_ = thread_coords{};
   if (!r.session_open || !r.in_launch) return;
-  if (!r.wave.empty()) replay_wave();
+  launch_figures& f = r.fig;
+  const bool sampled = f.traced_blocks > 0 && f.traced_blocks < f.blocks;
+  if (sampled && r.wave.size() >= 2) {
+    // The traced blocks' second half, after the first has brought in what all blocks share.
+    const std::size_t half = r.wave.size() / 2;
+    replay_blocks(0, half);
+    r.dram_read_per_block = replay_blocks(half, r.wave.size()) / double(r.wave.size() - half);
+    r.wave.clear();
+  } else if (!r.wave.empty()) {
+    replay_wave();
+  }
   // Written data reaches DRAM: the L2's dirty sectors are written back at the end of each launch.
   r.fig.dram_write_bytes += r.l2.clean() * r.dev->sector_bytes;
-  launch_figures& f = r.fig;
-  if (f.traced_blocks > 0 && f.traced_blocks < f.blocks) {
+  if (sampled) {
+    // Per-block figures scale with the blocks; DRAM reads do not (the first blocks also fetched
+    // what every block shares): the untraced blocks read at the marginal rate of the last traced ones.
     const double k = double(f.blocks) / double(f.traced_blocks);
     for (double* v : {&f.ld_requests, &f.ld_sectors, &f.ld_bytes, &f.st_requests, &f.st_sectors, &f.st_bytes,
                       &f.smem_requests, &f.smem_wavefronts, &f.const_requests, &f.const_words, &f.l1_hit_sectors,
-                      &f.l2_load_hit_sectors,
-                      &f.l2_bytes, &f.dram_read_bytes, &f.dram_write_bytes})
+                      &f.l2_load_hit_sectors, &f.l2_bytes, &f.dram_write_bytes})
       *v *= k;
+    f.dram_read_bytes += double(f.blocks - f.traced_blocks) * r.dram_read_per_block;
   }
   r.launches.push_back(f);
   r.in_launch = false;

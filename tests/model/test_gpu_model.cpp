@@ -187,6 +187,30 @@ TEST(GpuModel, TracingASampleOfTheBlocksKeepsThePerRequestFigures) {
   EXPECT_DOUBLE_EQ(sample.ld_requests, all.ld_requests);  // scaled to all blocks
 }
 
+TEST(GpuModel, TracingASampleCountsWhatEveryBlockSharesOnce) {
+  // Every block reads the same 64 KiB table and its own part of a stream: a sample's DRAM bytes,
+  // extrapolated from its last blocks, match the full trace's (the table read once, not per block).
+  const std::size_t n = 1 << 18, table = 1 << 14;
+  Kokkos::View<float*> a("a", n), w("w", table), b("b", n);
+  const auto run = [&](kcnn::model::trace_limits limits) {
+    kcnn::model::session s(h100(), limits);
+    kcnn::launch_range("shared_table", exec(), n, KOKKOS_LAMBDA(const std::size_t i) {
+      float t = a(i);
+      for (std::size_t k = 0; k < 8; ++k) t += w((i * 8 + k) % table);
+      b(i) = t;
+    });
+    return s.finish(0);
+  };
+  const auto all = run(everything());
+  kcnn::model::trace_limits few;
+  few.max_accesses_per_launch = 1 << 16;
+  const auto sample = run(few);
+  ASSERT_LT(sample.traced_blocks, sample.blocks / 4);
+  const double compulsory = double(2 * n + table) * sizeof(float);
+  EXPECT_NEAR(all.dram_bytes, compulsory, 0.02 * compulsory);
+  EXPECT_NEAR(sample.dram_bytes, all.dram_bytes, 0.05 * all.dram_bytes);
+}
+
 TEST(GpuModel, MdRangeRankFourRightPutsIndexThreeOnThreadIdxZ) {
   // Kokkos' CUDA rank-4 tile {1, 1, 4, 32}: blockDim (1, 4, 32); (ow, k) in the tile is thread
   // (0, ow, k), linear id ow + 4 k: a warp is 4 ow x 8 k, not 32 adjacent k.
