@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
+#include <vector>
 #include <pthread.h>
 
 #ifndef KCNN_MODEL_DEVICES_FILE
@@ -238,6 +240,11 @@ void finish_block() {
   });
   block_trace t;
   t.block = r.block;
+  struct load_event {
+    std::uint32_t warp, first_seq;
+    std::uintptr_t pc;
+  };
+  std::vector<load_event> loads;
   std::vector<std::uint32_t> warp_requests;
   std::vector<std::uint64_t> words;
   std::vector<int> bank_words;
@@ -274,6 +281,7 @@ void finish_block() {
         r.fig.st_requests += 1, r.fig.st_sectors += q.sector_count, r.fig.st_bytes += bytes;
       } else {
         r.fig.ld_requests += 1, r.fig.ld_sectors += q.sector_count, r.fig.ld_bytes += bytes;
+        loads.push_back({warp, first, a[i].pc});
       }
       t.requests.push_back(q);
     } else {
@@ -304,6 +312,17 @@ void finish_block() {
     i = j;
   }
   for (const std::uint32_t n : warp_requests) r.fig.max_warp_requests = std::max(r.fig.max_warp_requests, double(n));
+  // Loads per iteration: per warp, in program order, the loads since the same location last loaded.
+  std::sort(loads.begin(), loads.end(), [](const load_event& x, const load_event& y) {
+    return x.warp != y.warp ? x.warp < y.warp : x.first_seq < y.first_seq;
+  });
+  std::unordered_map<std::uintptr_t, std::size_t> last;
+  for (std::size_t i = 0, pos = 0; i < loads.size(); ++i, ++pos) {
+    if (i > 0 && loads[i].warp != loads[i - 1].warp) last.clear(), pos = 0;
+    const auto it = last.find(loads[i].pc);
+    if (it != last.end()) r.fig.loads_per_iteration[std::min<std::size_t>(pos - it->second, 32)] += 1;
+    last[loads[i].pc] = pos;
+  }
   std::sort(t.requests.begin(), t.requests.end(),
             [](const request& x, const request& y) { return x.first_seq < y.first_seq; });
   r.wave.push_back(std::move(t));
@@ -523,7 +542,18 @@ void predict(const device_description& d, case_figures& c) {
     const double latency = load_sectors > 0 ? (f.l1_hit_sectors * d.l1_latency_s + f.l2_load_hit_sectors * d.l2_latency_s +
                                                dram_sectors * d.mem_latency_s) / load_sectors
                                             : d.l2_latency_s;
-    f.t_latency = waves * f.max_warp_requests / std::max(1, d.mlp_per_warp) * latency;
+    // Loads in flight per warp: the median loads per iteration (a compiler issues an
+    // iteration's independent loads before their uses), at least mlp_per_warp (the unrolling
+    // of a loop with one load) and at most 32; a warp whose loads never repeat has them all.
+    double repeats = 0, below = 0, median = 0;
+    for (const double h : f.loads_per_iteration) repeats += h;
+    for (std::size_t b = 0; b < f.loads_per_iteration.size(); ++b)
+      if ((below += f.loads_per_iteration[b]) >= repeats / 2) {
+        median = double(b);
+        break;
+      }
+    f.loads_in_flight = std::clamp(repeats > 0 ? median : f.max_warp_requests, double(std::max(1, d.mlp_per_warp)), 32.0);
+    f.t_latency = waves * f.max_warp_requests / f.loads_in_flight * latency;
     const double t = std::max({f.t_dram, f.t_l2, f.t_issue, f.t_latency});
     memory_time += t;
     if (t > worst) {

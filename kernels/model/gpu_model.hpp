@@ -17,6 +17,7 @@
 // A predicted time is the largest of DRAM, L2, FP32, issue and latency bounds; it is a model
 // figure, never a measurement. Single-threaded (Serial backend) by construction.
 #include <cstddef>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,11 @@ struct launch_figures {
   double const_requests = 0, const_words = 0;            // constant: requests and the sum of distinct words
   double l1_hit_sectors = 0, l2_load_hit_sectors = 0, l2_bytes = 0, dram_read_bytes = 0, dram_write_bytes = 0;
   double max_warp_requests = 0;  // the most memory requests one warp makes (a traced block's)
+  // Global loads a warp makes between two executions of the same load (its loop's loads per
+  // iteration, independent of each other in kcnn's kernels, which never load an address from
+  // memory): a histogram, the last bucket for 32 or more. Gives the latency bound's loads in flight.
+  std::array<double, 33> loads_per_iteration{};
+  double loads_in_flight = 0;  // per warp, as the latency bound takes it (predict)
   double t_dram = 0, t_l2 = 0, t_issue = 0, t_latency = 0;
 };
 

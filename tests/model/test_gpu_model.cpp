@@ -247,6 +247,37 @@ TEST(GpuModel, ALeagueOfOneIsBoundByOneWarpsLatency) {
   EXPECT_GT(c.time_s, double(rows) / h100().mlp_per_warp * h100().l2_latency_s);
 }
 
+TEST(GpuModel, LoadsInFlightAreTheLoadsOfOneIteration) {
+  // One warp, 100 iterations of 8 independent loads (8 program locations): 8 in flight; the
+  // same walk with one load per iteration: at least the device's mlp_per_warp, and only as many
+  // more as the host compiler's unrolling of the loop made copies of the load (Clang 14: 5).
+  const std::size_t iters = 100;
+  Kokkos::View<float*> a("a", iters * 8 * 32), out("out", 32);
+  const auto run = [&](const bool eight) {
+    kcnn::model::session s(h100(), everything());
+    kcnn::launch_teams("iterations", exec(), 1, 1, 32, 0, KOKKOS_LAMBDA(const Kokkos::TeamPolicy<exec>::member_type& m) {
+      kcnn::vector_lanes(m, 0, 32, [&](const int x) {
+        float t[8] = {};
+        for (std::size_t r = 0; r < iters; ++r) {
+          if (eight) {
+            for (int v = 0; v < 8; ++v) t[v] += a((r * 8 + std::size_t(v)) * 32 + std::size_t(x));
+          } else {
+            t[0] += a(r * 32 + std::size_t(x));
+          }
+        }
+        out(x) = t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
+      });
+    });
+    return s.finish(0);
+  };
+  const auto eight = run(true), one = run(false);
+  EXPECT_DOUBLE_EQ(eight.ld_requests, double(iters * 8));
+  EXPECT_DOUBLE_EQ(eight.launches[0].loads_in_flight, 8.0);
+  EXPECT_DOUBLE_EQ(one.ld_requests, double(iters));
+  EXPECT_GE(one.launches[0].loads_in_flight, double(h100().mlp_per_warp));
+  EXPECT_LT(one.launches[0].loads_in_flight, 8.0);
+}
+
 TEST(GpuModel, DeviceFileErrorsNameTheFileLineAndField) {
   const std::string path = ::testing::TempDir() + "kcnn_devices_bad.csv";
   std::ifstream good(kcnn::model::default_devices_file());
