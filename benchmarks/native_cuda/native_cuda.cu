@@ -51,16 +51,63 @@ __global__ void pool_max_nchw_kernel(const float* in, float* out, pool_shape p, 
   out[i] = m;
 }
 
-__global__ void softmax_pixel_rows_nchw_kernel(const float* in, float* out, int n, int c, int hw) {
-  const long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (row >= (long long)n * hw) return;
-  const long long base = (row / hw) * (long long)c * hw + row % hw;  // consecutive rows: consecutive pixels
+// softmax_vector's GPU mappings in nchw. Channels contiguous (h * w = 1, classifiers): a warp
+// per row (8 rows per block of 32 x 8), lanes along the channels, three sweeps (max; exp, store
+// and sum; scale), the reductions across the warp by shuffles as Kokkos' ThreadVectorRange
+// reduction does.
+__device__ float warp_max(float v) {
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__global__ void softmax_rows_nchw_kernel(const float* in, float* out, int n, int c) {
+  const int row = blockIdx.x * blockDim.y + threadIdx.y;
+  if (row >= n) return;  // a whole warp: the shuffles below see all 32 lanes
+  const float* x = in + (long long)row * c;
+  float* y = out + (long long)row * c;
   float m = -INFINITY;
-  for (int j = 0; j < c; ++j) m = fmaxf(m, in[base + (long long)j * hw]);
+  for (int j = threadIdx.x; j < c; j += 32) m = fmaxf(m, x[j]);
+  m = warp_max(m);
   float sum = 0.f;
-  for (int j = 0; j < c; ++j) sum += __expf(in[base + (long long)j * hw] - m);
-  const float inv = 1.f / sum;
-  for (int j = 0; j < c; ++j) out[base + (long long)j * hw] = __expf(in[base + (long long)j * hw] - m) * inv;
+  for (int j = threadIdx.x; j < c; j += 32) {
+    const float e = __expf(x[j] - m);
+    y[j] = e;
+    sum += e;
+  }
+  const float inv = 1.f / warp_sum(sum);
+  for (int j = threadIdx.x; j < c; j += 32) y[j] *= inv;
+}
+// Channels strided (h * w > 1): a block of 32 consecutive pixels (threadIdx.x) x `segments`
+// channel segments (threadIdx.y); each thread reduces its segment (max, then sum of exp), the
+// segments meet in shared memory, and each thread writes its segment (kcnn's
+// softmax_split_channels_functor).
+__global__ void softmax_split_channels_nchw_kernel(const float* in, float* out, int n, int c, int hw) {
+  extern __shared__ float partial[];  // [2][segments][32]
+  const int segments = blockDim.y, y = threadIdx.y, x = threadIdx.x;
+  float* mx = partial;
+  float* sm = partial + segments * 32;
+  const long long pixel = blockIdx.x * 32LL + x;
+  const bool live = pixel < (long long)n * hw;
+  const long long base = live ? (pixel / hw) * (long long)c * hw + pixel % hw : 0;
+  const int seg = (c + segments - 1) / segments, c0 = y * seg, c1 = min(c0 + seg, c);
+  float a = -INFINITY, b = 0.f;
+  if (live) {
+    for (int j = c0; j < c1; ++j) a = fmaxf(a, in[base + (long long)j * hw]);
+    for (int j = c0; j < c1; ++j) b += __expf(in[base + (long long)j * hw] - a);
+  }
+  mx[y * 32 + x] = a;
+  sm[y * 32 + x] = b;
+  __syncthreads();
+  if (!live) return;
+  a = -INFINITY;
+  b = 0.f;
+  for (int t = 0; t < segments; ++t) a = fmaxf(a, mx[t * 32 + x]);
+  for (int t = 0; t < segments; ++t) b += sm[t * 32 + x] * __expf(mx[t * 32 + x] - a);
+  const float inv = 1.f / b;
+  for (int j = c0; j < c1; ++j) out[base + (long long)j * hw] = __expf(in[base + (long long)j * hw] - a) * inv;
 }
 
 // The block size the CUDA occupancy calculator gives the kernel, as Kokkos chooses one for a
@@ -91,11 +138,16 @@ void pool_max_nchw(const float* in, float* out, const pool_shape& p, void* strea
   check(cudaGetLastError(), "native pool launch");
 }
 
-void softmax_pixel_rows_nchw(const float* in, float* out, int n, int c, int hw, void* stream) {
-  const long long rows = (long long)n * hw;
-  static const int block = block_for(softmax_pixel_rows_nchw_kernel);
-  softmax_pixel_rows_nchw_kernel<<<grid(rows, block), block, 0, static_cast<cudaStream_t>(stream)>>>(in, out, n, c,
-                                                                                                    hw);
+void softmax_nchw(const float* in, float* out, int n, int c, int hw, void* stream) {
+  const cudaStream_t st = static_cast<cudaStream_t>(stream);
+  if (hw == 1) {
+    softmax_rows_nchw_kernel<<<grid(n, 8), dim3(32, 8), 0, st>>>(in, out, n, c);
+  } else {
+    const int segments = c / 32 < 1 ? 1 : c / 32 > 16 ? 16 : c / 32;  // softmax_split_segments
+    const long long pixels = (long long)n * hw;
+    softmax_split_channels_nchw_kernel<<<grid(pixels, 32), dim3(32, segments), 2 * segments * 32 * sizeof(float), st>>>(
+        in, out, n, c, hw);
+  }
   check(cudaGetLastError(), "native softmax launch");
 }
 

@@ -136,8 +136,10 @@ class oversubscription_case : public bench_case {
     if (mode_ == chain_mode::pinned_offload) {
       Kokkos::deep_copy(main, ring_[0].view(), host_[0].view());
       for (int i = 0; i < plan_.layers; ++i) {
-        // The output buffer last held activation i - 2, whose offload must have finished.
-        if (i >= 2) cuda_check(cudaStreamWaitEvent(ms, ready_[i - 2], 0), "cudaStreamWaitEvent");
+        // The output buffer last held activation i - 2, whose offload (recorded as ready_[i - 3],
+        // after layer i - 3 wrote it) must have finished; the offload of activation i - 1 reads
+        // the other buffer and may overlap this layer.
+        if (i >= 3) cuda_check(cudaStreamWaitEvent(ms, ready_[i - 3], 0), "cudaStreamWaitEvent");
         layer(main, i, ring_[i % 3], ring_[(i + 1) % 3]);
         cuda_check(cudaEventRecord(done_[i], ms), "cudaEventRecord");
         cuda_check(cudaStreamWaitEvent(side_, done_[i], 0), "cudaStreamWaitEvent");

@@ -1,7 +1,10 @@
 // The GPU execution model against answers known by hand (gpu-model build only): kernels written
 // with kcnn's mapping layer, run on Serial in their CUDA geometry, their traced accesses counted.
 #include <gpu_model.hpp>
+#include <kcnn/conv2d.hpp>
+#include <kcnn/fill.hpp>
 #include <kcnn/map.hpp>
+#include <kcnn/softmax.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
@@ -276,6 +279,55 @@ TEST(GpuModel, LoadsInFlightAreTheLoadsOfOneIteration) {
   EXPECT_DOUBLE_EQ(one.ld_requests, double(iters));
   EXPECT_GE(one.launches[0].loads_in_flight, double(h100().mlp_per_warp));
   EXPECT_LT(one.launches[0].loads_in_flight, 8.0);
+}
+
+// The launch named `label` among a case's launches (the test fails when there is none).
+const kcnn::model::launch_figures& launch_named(const kcnn::model::case_figures& c, const std::string& label) {
+  for (const auto& f : c.launches)
+    if (f.label == label) return f;
+  ADD_FAILURE() << "no launch " << label;
+  return c.launches.front();
+}
+
+TEST(GpuModelKernels, DirectVectorWarpsAreAdjacentChannelsWithFourFmasPerLoad) {
+  // 256 output channels: KV = 8, PX = 8. Each warp's weight loads and output stores are 32
+  // adjacent floats (4 sectors), its input loads one address (1 sector): at most 4 sectors per
+  // request, and 8 x 8 FMAs per 8 + 8 load requests (bias loads aside).
+  using T4 = kcnn::tensor4<float, kcnn::layout::nhwc>;
+  const auto p = kcnn::conv2d_params::make({16, 64, 14, 14}, 256, 3, 3, 1, 1);
+  T4 in("in", p.input_dims()), out("out", p.output_dims());
+  kcnn::tensor4<float, kcnn::layout::nchw> wt("wt", p.filter_dims());
+  Kokkos::View<float*> bias("bias", p.k);
+  kcnn::fill_random(in, 1);
+  kcnn::fill_random(wt, 2);
+  kcnn::variant::direct_vector v;
+  kcnn::prepare(exec(), v, p, in, wt, bias, out);
+  kcnn::model::session s(h100(), everything());
+  kcnn::conv2d(exec(), in, wt, bias, out, p, v);
+  const auto c = s.finish(p.flops());
+  const auto& f = launch_named(c, "kcnn::conv2d_direct_vector");
+  EXPECT_LE(f.ld_sectors / f.ld_requests, 4.0);
+  EXPECT_DOUBLE_EQ(f.st_sectors / f.st_requests, 4.0);
+  const double fmas_per_request = p.flops() / 2 / (f.ld_requests * 32);
+  EXPECT_GT(fmas_per_request, 3.95);
+  EXPECT_LE(fmas_per_request, 4.0);
+}
+
+TEST(GpuModelKernels, SoftmaxOfAChwnClassifierFillsMoreThanOneBlockAndReadsOnce) {
+  // 64 images x 1000 classes in chwn: one row of 64 pixels. Two teams of 32 pixels x 16
+  // channel segments; DRAM sees the tensor read once and written once.
+  using T4 = kcnn::tensor4<float, kcnn::layout::chwn>;
+  const auto p = kcnn::softmax_params::classes(64, 1000);
+  T4 in("in", p.dims()), out("out", p.dims());
+  kcnn::fill_random(in, 3);
+  kcnn::model::session s(h100(), everything());
+  kcnn::softmax(exec(), in, out, p, kcnn::variant::softmax_vector{});
+  const auto c = s.finish(p.flops());
+  ASSERT_EQ(c.launches.size(), 1u);
+  EXPECT_EQ(c.launches[0].blocks, 2);
+  EXPECT_EQ(c.launches[0].threads_per_block, 32 * 16);
+  EXPECT_LE(c.ld_sectors / c.ld_requests, 4.0);
+  EXPECT_NEAR(c.dram_bytes / p.min_bytes(), 1.0, 0.02);
 }
 
 TEST(GpuModel, DeviceFileErrorsNameTheFileLineAndField) {

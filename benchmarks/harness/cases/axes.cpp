@@ -26,7 +26,7 @@ const entry<space_axis> spaces[] = {
     {space_axis::constant, "constant",
      "weights or per-channel parameters embedded by value in the functor (CUDA constant memory launch)"},
     {space_axis::readonly, "readonly", "const MemoryTraits<RandomAccess> inputs (CUDA: the read-only data cache)"},
-    {space_axis::uvm_cold, "uvm_cold", "CUDA managed memory touched on the host before every run: the kernel pays the faults"},
+    {space_axis::uvm_cold, "uvm_cold", "CUDA managed memory sent to the host before every run: the kernel pays the faults"},
     {space_axis::uvm_prefetch, "uvm_prefetch",
      "CUDA managed memory prefetched to the device before every run (the prefetch timed apart, in the note)"},
     {space_axis::uvm_advise, "uvm_advise",

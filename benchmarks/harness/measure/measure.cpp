@@ -2,8 +2,10 @@
 
 #include "measure/stats.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <new>
+#include <sstream>
 #include <vector>
 
 namespace kcnn::bench {
@@ -142,6 +144,19 @@ class case_measurement {
       row_.note = join_notes(row_.note, "model: " + std::to_string(row_.model.traced_blocks) + " of " +
                                             std::to_string(row_.model.all_blocks) +
                                             " blocks traced, counts scaled to all");
+    if (row_.model.present && row_.model.waves < 1) {
+      // Why the slowest launch leaves the GPU partly idle: the work it has, per thread.
+      const double threads = double(row_.model.blocks) * row_.model.threads_per_block;
+      const double outputs = double(row_.n) * (row_.k > 0 ? row_.k : row_.c) *
+                             std::max(1, row_.out_h > 0 ? row_.out_h : row_.h) *
+                             std::max(1, row_.out_w > 0 ? row_.out_w : row_.w);
+      std::ostringstream n;
+      n.precision(3);
+      n << "model: below one wave (" << row_.model.waves << "): the slowest launch has " << row_.model.blocks
+        << " blocks of " << row_.model.threads_per_block << " threads for " << outputs << " outputs ("
+        << outputs / threads << " per thread)";
+      row_.note = join_notes(row_.note, n.str());
+    }
   }
 
   // The row's times, status and note.

@@ -1,7 +1,10 @@
 // conv2d / {nchw,nhwc} / global / library / cudnn (tuning fp32 or tf32): the vendor peer on CUDA
-// builds, cuDNN's convolution forward with the algorithm cuDNN ranks first for the shape among the
-// direct and GEMM-based ones (cudnnGetConvolutionForwardAlgorithm_v7; workspace allocated
-// untimed), then the bias added with cudnnAddTensor (both timed, as a framework runs them).
+// builds, cuDNN's convolution forward with the fastest of the direct and GEMM-based algorithms as
+// cudnnFindConvolutionForwardAlgorithmEx measures them on the case's own buffers (once, untimed,
+// in prepare; workspace allocated untimed). The bias is fused (cudnnConvolutionBiasActivationForward
+// with the identity activation) when the chosen algorithm is IMPLICIT_PRECOMP_GEMM, the only one
+// cuDNN allows with the identity activation; otherwise it is added by cudnnAddTensor (both timed,
+// as a framework runs them). The row's note says which.
 // Winograd and FFT algorithms are left out: their fp32 error depends on the shape and can exceed
 // conv2d's 1e-4 tolerance, so a validated row could not be promised. The math type cuDNN reports
 // for the chosen algorithm is set on the descriptor, and the row's note names algorithm and math.
@@ -12,6 +15,7 @@
 #if defined(KCNN_HAVE_CUDNN)
 #include <cudnn.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace {
@@ -21,9 +25,10 @@ void check(cudnnStatus_t s, const char* what) {
   if (s != CUDNN_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cudnnGetErrorString(s));
 }
 
-const bench::variant_kind cudnn_kind{"cudnn", "cuDNN convolution forward, the direct or GEMM-based algorithm cuDNN "
-                                                "ranks first (no Winograd, no FFT), then cudnnAddTensor for the bias "
-                                                "(CUDA builds)", bench::origin::peer, false, "cuDNN"};
+const bench::variant_kind cudnn_kind{"cudnn", "cuDNN convolution forward, the fastest direct or GEMM-based algorithm "
+                                                "by cudnnFindConvolutionForwardAlgorithmEx (no Winograd, no FFT), the bias "
+                                                "fused where cuDNN allows it (CUDA builds)", bench::origin::peer, false,
+                                      "cuDNN"};
 
 // The algorithms whose result is a plain (reordered) sum of the products, held to the fp32
 // tolerance like every kcnn variant.
@@ -63,7 +68,9 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
     cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr;
     cudnnFilterDescriptor_t f = nullptr;
     cudnnConvolutionDescriptor_t c = nullptr;
+    cudnnActivationDescriptor_t identity = nullptr;
     ~handles() {
+      if (identity) cudnnDestroyActivationDescriptor(identity);
       if (c) cudnnDestroyConvolutionDescriptor(c);
       if (f) cudnnDestroyFilterDescriptor(f);
       if (b) cudnnDestroyTensorDescriptor(b);
@@ -75,11 +82,14 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
   std::shared_ptr<handles> d;
   cudnnConvolutionFwdAlgo_t algo{};
   cudnnMathType_t math{};
+  bool fused_bias = false;
   Kokkos::View<char*> workspace;
 
   std::string note() const {
     if (!d) return {};
-    return "cuDNN " + std::to_string(cudnnGetVersion()) + ", algorithm " + algo_name(algo) + ", " + math_name(math) +
+    return "cuDNN " + std::to_string(cudnnGetVersion()) + ", algorithm " + algo_name(algo) + " (fastest by " +
+           "cudnnFindConvolutionForwardAlgorithmEx), " + math_name(math) + ", bias " +
+           (fused_bias ? "fused (cudnnConvolutionBiasActivationForward, identity)" : "by cudnnAddTensor") +
            ", workspace " + std::to_string(workspace.span()) + " B";
   }
 
@@ -91,7 +101,7 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
   double workspace_bytes(const conv2d_params&) const { return double(workspace.span()); }
 
   template <class Exec, class Ops, class Out>
-  void prepare(const Exec& e, const conv2d_params& p, const Ops& o, const Out&) {
+  void prepare(const Exec& e, const conv2d_params& p, const Ops& o, const Out& out) {
     using In = typename decltype(o.ins)::value_type;
     const cudnnTensorFormat_t fmt =
         std::is_same_v<typename In::layout_tag, layout::nhwc> ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
@@ -111,21 +121,39 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
                                           CUDNN_DATA_FLOAT), "conv");
     check(cudnnSetConvolutionGroupCount(d->c, p.groups), "groups");
     check(cudnnSetConvolutionMathType(d->c, TF32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "math");
+    // The search's workspace: the most any admissible algorithm asks for (at most 1 GiB).
+    std::size_t search_bytes = 0;
+    for (const cudnnConvolutionFwdAlgo_t a : {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                              CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT}) {
+      std::size_t bytes = 0;
+      if (cudnnGetConvolutionForwardWorkspaceSize(d->h, d->x, d->f, d->c, d->y, a, &bytes) == CUDNN_STATUS_SUCCESS)
+        search_bytes = std::max(search_bytes, std::min(bytes, std::size_t(1) << 30));
+    }
+    const Kokkos::View<char*> search("cudnn.search_workspace", search_bytes);
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
-    check(cudnnGetConvolutionForwardAlgorithm_v7(d->h, d->x, d->f, d->c, d->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                 &found, perf), "algorithm");
-    int pick = -1;
+    // Runs every algorithm on the case's buffers (the output is overwritten, before validation).
+    check(cudnnFindConvolutionForwardAlgorithmEx(d->h, d->x, o.ins[0].view().data(), d->f, o.weights[0].view().data(),
+                                                 d->c, d->y, out.view().data(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+                                                 perf, search.data(), search.span()),
+          "find algorithm");
+    int pick = -1;  // perf is sorted by measured time
     for (int i = 0; i < found && pick < 0; ++i)
       if (perf[i].status == CUDNN_STATUS_SUCCESS && exact_family(perf[i].algo) &&
           (TF32 || perf[i].mathType == CUDNN_FMA_MATH || perf[i].mathType == CUDNN_DEFAULT_MATH))
         pick = i;
     if (pick < 0) throw std::runtime_error("cuDNN offers no direct or GEMM-based algorithm for this shape");
     algo = perf[pick].algo;
-    // The heuristic ranks (algorithm, math type) pairs: run the pair it ranked, except that the
-    // fp32 tuning never takes DEFAULT_MATH, which lets cuDNN use TF32 on Ampere and later.
+    // Run the pair it measured, except that the fp32 tuning never takes DEFAULT_MATH, which lets
+    // cuDNN use TF32 on Ampere and later.
     math = TF32 ? perf[pick].mathType : CUDNN_FMA_MATH;
     check(cudnnSetConvolutionMathType(d->c, math), "math");
+    fused_bias = algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    if (fused_bias) {
+      check(cudnnCreateActivationDescriptor(&d->identity), "activation");
+      check(cudnnSetActivationDescriptor(d->identity, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+            "identity");
+    }
     std::size_t bytes = 0;
     check(cudnnGetConvolutionForwardWorkspaceSize(d->h, d->x, d->f, d->c, d->y, algo, &bytes), "workspace");
     workspace = Kokkos::View<char*>("cudnn.workspace", bytes);
@@ -136,6 +164,13 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
     const auto& wt = o.weights[0];
     const auto& b = o.vecs[0];
     const float one = 1.f, zero = 0.f;
+    if (fused_bias) {  // y = conv(x) + 0 * z + bias, z = y
+      check(cudnnConvolutionBiasActivationForward(d->h, &one, d->x, in.view().data(), d->f, wt.view().data(), d->c, algo,
+                                                  workspace.data(), workspace.span(), &zero, d->y, out.view().data(), d->b,
+                                                  b.data(), d->identity, d->y, out.view().data()),
+            "forward (bias fused)");
+      return;
+    }
     check(cudnnConvolutionForward(d->h, &one, d->x, in.view().data(), d->f, wt.view().data(), d->c, algo,
                                   workspace.data(), workspace.span(), &zero, d->y, out.view().data()), "forward");
     check(cudnnAddTensor(d->h, &one, d->b, b.data(), &one, d->y, out.view().data()), "bias");

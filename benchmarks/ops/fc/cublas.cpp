@@ -1,35 +1,58 @@
 // fc / {nchw,nhwc} / global / library / cublas (tuning fp32 or tf32): the vendor peer on CUDA
-// builds, one cublasSgemm (out = in x W^T over the flattened c h w, which nchw and nhwc flatten
-// the same way for input and weights) and a Kokkos kernel adding the bias, both timed. fp32:
-// CUBLAS_DEFAULT_MATH (no TF32); tf32: CUBLAS_TF32_TENSOR_OP_MATH, with a TF32-sized tolerance.
-// Needs cuBLAS at configure time.
+// builds, one cuBLASLt matmul (out = in x W^T over the flattened c h w, which nchw and nhwc
+// flatten the same way for input and weights) with the bias added by its epilogue
+// (CUBLASLT_EPILOGUE_BIAS: no second pass over the output), the algorithm cuBLASLt's heuristic
+// ranks first for the shape, chosen once, untimed. fp32: CUBLAS_COMPUTE_32F (no TF32); tf32:
+// CUBLAS_COMPUTE_32F_FAST_TF32, with a TF32-sized tolerance. Needs cuBLAS and cuBLASLt at
+// configure time.
 #include "../conv2d/conv_descriptor.hpp"
 
 #if defined(KCNN_HAVE_CUBLAS)
-#include <cublas_v2.h>
+#include <cublasLt.h>
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace {
 using namespace kcnn;
 
 void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string("cuBLAS ") + what + " failed");
+  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string("cuBLASLt ") + what + " failed");
 }
 
-const bench::variant_kind cublas_kind{"cublas", "one cublasSgemm plus a Kokkos bias kernel (CUDA builds)", bench::origin::peer,
-                                      false, "cuBLAS"};
+const bench::variant_kind cublas_kind{"cublas", "one cuBLASLt matmul with the bias in its epilogue (CUDA builds)",
+                                      bench::origin::peer, false, "cuBLAS"};
 
 template <bool TF32>
 struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
   static double tolerance(const conv2d_params&) { return TF32 ? 5e-3 : bench::conv2d_tolerance; }
-  struct handle {
-    cublasHandle_t h = nullptr;
-    ~handle() {
-      if (h) cublasDestroy(h);
+  // Workspace offered to cuBLASLt's algorithms (NVIDIA's guidance for Hopper: 32 MiB).
+  static constexpr std::size_t workspace_limit = std::size_t(32) << 20;
+  struct handles {
+    cublasLtHandle_t h = nullptr;
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulPreference_t pref = nullptr;
+    cublasLtMatmulHeuristicResult_t algo{};
+    ~handles() {
+      if (pref) cublasLtMatmulPreferenceDestroy(pref);
+      if (c) cublasLtMatrixLayoutDestroy(c);
+      if (b) cublasLtMatrixLayoutDestroy(b);
+      if (a) cublasLtMatrixLayoutDestroy(a);
+      if (op) cublasLtMatmulDescDestroy(op);
+      if (h) cublasLtDestroy(h);
     }
   };
-  std::shared_ptr<handle> d;
+  std::shared_ptr<handles> d;
+  Kokkos::View<char*> workspace;
+
+  double workspace_bytes(const conv2d_params&) const { return double(workspace.span()); }
+  std::string note() const {
+    if (!d) return {};
+    return std::string("cuBLASLt ") + std::to_string(cublasLtGetVersion()) +
+           ", bias in the epilogue (CUBLASLT_EPILOGUE_BIAS), heuristic's first algorithm, workspace " +
+           std::to_string(d->algo.workspaceSize) + " B";
+  }
 
   template <class Layout>
   static std::string unsupported(const conv2d_params&) {
@@ -37,37 +60,51 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     return "chwn puts the batch innermost: not one GEMM on the stored operands";
   }
   template <class Exec, class Ops, class Out>
-  void prepare(const Exec& e, const conv2d_params&, const Ops&, const Out&) {
-    d = std::make_shared<handle>();
-    check(cublasCreate(&d->h), "create");
-    check(cublasSetStream(d->h, e.cuda_stream()), "stream");
-    check(cublasSetMathMode(d->h, TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "math mode");
+  void prepare(const Exec&, const conv2d_params& p, const Ops&, const Out&) {
+    d = std::make_shared<handles>();
+    const std::uint64_t inner = std::uint64_t(p.c) * p.h * p.w, k = std::uint64_t(p.k), n = std::uint64_t(p.n);
+    check(cublasLtCreate(&d->h), "create");
+    check(cublasLtMatmulDescCreate(&d->op, TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+          "matmul descriptor");
+    // Column-major view: out^T (k x n) = W (stored k x inner row-major, i.e. inner x k) ^T x in^T.
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), "transa");
+    check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "transb");
+    check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)), "epilogue");
+    check(cublasLtMatrixLayoutCreate(&d->a, CUDA_R_32F, inner, k, std::int64_t(inner)), "layout a");
+    check(cublasLtMatrixLayoutCreate(&d->b, CUDA_R_32F, inner, n, std::int64_t(inner)), "layout b");
+    check(cublasLtMatrixLayoutCreate(&d->c, CUDA_R_32F, k, n, std::int64_t(k)), "layout c");
+    check(cublasLtMatmulPreferenceCreate(&d->pref), "preference");
+    const std::size_t limit = workspace_limit;
+    check(cublasLtMatmulPreferenceSetAttribute(d->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit)),
+          "workspace preference");
+    int found = 0;
+    check(cublasLtMatmulAlgoGetHeuristic(d->h, d->op, d->a, d->b, d->c, d->c, d->pref, 1, &d->algo, &found), "heuristic");
+    if (found < 1) throw std::runtime_error("cuBLASLt offers no algorithm for this fc with a bias epilogue");
+    workspace = Kokkos::View<char*>("cublaslt.workspace", d->algo.workspaceSize);
   }
   template <class Exec, class Ops, class Out>
-  void run(const Exec& e, const Ops& o, const Out& out, const conv2d_params& p) const {
+  void run(const Exec& e, const Ops& o, const Out& out, const conv2d_params&) const {
     const auto& in = o.ins[0];
     const auto& wt = o.weights[0];
-    const auto& b = o.vecs[0];
-    const int inner = p.c * p.h * p.w;
+    const float* bias = o.vecs[0].data();
     const float one = 1.f, zero = 0.f;
-    // Column-major view: out^T (k x n) = W (stored k x inner row-major, i.e. inner x k) ^T x in^T.
-    check(cublasSgemm(d->h, CUBLAS_OP_T, CUBLAS_OP_N, p.k, p.n, inner, &one, wt.view().data(), inner,
-                      in.view().data(), inner, &zero, out.view().data(), p.k), "sgemm");
-    float* dst = out.view().data();
-    const float* bias = b.data();
-    const int k = p.k;
-    Kokkos::parallel_for("kcnn::fc_cublas_bias", Kokkos::RangePolicy<Exec>(e, 0, std::size_t(p.n) * p.k),
-                         KOKKOS_LAMBDA(const std::size_t i) { dst[i] += bias[i % k]; });
+    check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "bias");
+    check(cublasLtMatmul(d->h, d->op, &one, wt.view().data(), d->a, in.view().data(), d->b, &zero, out.view().data(),
+                         d->c, out.view().data(), d->c, &d->algo.algo, workspace.data(), workspace.span(),
+                         e.cuda_stream()),
+          "matmul");
   }
 };
 
 const bench::registrar reg([](bench::registry& r) {
   using namespace kcnn::layout;
   bench::register_variant<cublas_fc<false>, nchw, nhwc>(
-      r, {"fc", bench::space_axis::global, bench::pattern_axis::library, &cublas_kind, {"fp32", "CUBLAS_DEFAULT_MATH: no TF32"}});
+      r, {"fc", bench::space_axis::global, bench::pattern_axis::library, &cublas_kind, {"fp32", "CUBLAS_COMPUTE_32F: no TF32"}});
   bench::register_variant<cublas_fc<true>, nchw, nhwc>(
       r, {"fc", bench::space_axis::global, bench::pattern_axis::library, &cublas_kind,
-          {"tf32", "CUBLAS_TF32_TENSOR_OP_MATH, validated with a TF32-sized tolerance"}});
+          {"tf32", "CUBLAS_COMPUTE_32F_FAST_TF32, validated with a TF32-sized tolerance"}});
 });
 }  // namespace
 #elif defined(KOKKOS_ENABLE_CUDA)

@@ -66,15 +66,14 @@ struct softmax_onednn : onednn::peer<softmax_kernel<variant::softmax_fused>> {
 #endif
 
 #if defined(KCNN_HAVE_NATIVE_CUDA)
-// Plain CUDA (no Kokkos), nchw: a thread per pixel, max, sum of exp and divide straight from
-// global memory (3 reads + 1 write), the algorithm and mapping of softmax vector in nchw: the
-// two differ by what the Kokkos abstraction costs.
+// Plain CUDA (no Kokkos), nchw, with softmax vector's GPU algorithm and mapping for each shape
+// (a warp per row for classifiers; 32 pixels x channel segments otherwise): the two differ by
+// what the Kokkos abstraction costs, and move the same bytes.
 struct softmax_native_cuda : softmax_kernel<variant::softmax_vector> {
-  double passes(const softmax_params&) const { return 4; }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const softmax_params& p) const {
     const auto& ins = o.ins;
-    native_cuda::softmax_pixel_rows_nchw(ins[0].view().data(), out.view().data(), p.n, p.c, p.h * p.w, e.cuda_stream());
+    native_cuda::softmax_nchw(ins[0].view().data(), out.view().data(), p.n, p.c, p.h * p.w, e.cuda_stream());
   }
 };
 #endif

@@ -202,8 +202,11 @@ struct fc_vector_pack_functor {
 // h = 1, w = images, c = features, 1 x 1 window), so an item holds PX images x B outputs and
 // streams the features. Host: a tile is one output block over all images (its weight block,
 // B x features, reused from cache by the image blocks; a thread keeps its own block: fc6 at 2
-// threads 16.6 ms, 20.3 with one item per tile dealt round-robin); GPU: the output blocks
-// fastest (adjacent threads, adjacent outputs: coalesced weight loads).
+// threads 16.6 ms, 20.3 with one item per tile dealt round-robin). GPU: conv2d direct_vector's
+// warp tile (8 images x 32 KV outputs, lanes along the outputs: coalesced weight loads), and,
+// since n / 8 x k / 256 warps is far from filling a GPU (AlexNet fc6 at n = 64: 128 warps), the
+// features are split into segments (conv_vector_gpu_splits), one per item; a second pass adds
+// the segments and the bias.
 template <class Exec>
 class fc_direct_vector_state {
  public:
@@ -218,33 +221,68 @@ class fc_direct_vector_state {
     zeros_ = pack_view("kcnn::fc_direct_vector.zeros", features + conv_vector_pad);
     launch_range("kcnn::fc_direct_vector_pack", exec, size,
                          fc_vector_pack_functor<InLayout, Wt, pack_view>{wt, pack_, p, kpad_});
+    if constexpr (!host_backend<Exec>) {
+      const int f = int(features);
+      const long threads = long(p.n + gpu_pixels - 1) / gpu_pixels *
+                           (kpad_ / (conv_vector_pad * conv_vector_gpu_vectors(row()))) * conv_vector_pad;
+      const int splits = conv_vector_gpu_splits(threads, f, 1, long(p.n) * p.k);
+      csplit_ = (f + splits - 1) / splits;
+      splits_ = (f + csplit_ - 1) / csplit_;
+      if (splits_ > 1)
+        partial_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::fc_direct_vector.partial"),
+                             std::size_t(splits_) * p.n * p.k);
+    }
   }
-  double workspace_bytes() const { return double(pack_.span() + zeros_.span()) * sizeof(float); }
+  double workspace_bytes() const { return double(pack_.span() + zeros_.span() + partial_.span()) * sizeof(float); }
   std::type_index input_layout() const { return layout_; }
 
   template <class Bias>
   void operator()(const Exec& exec, const float* x, const Bias& bias, float* y) const {
-    constexpr int W = conv_vector_lanes<Exec>, KV = conv_vector_vectors<Exec>, PX = conv_vector_pixels<Exec>;
-    conv2d_params row;  // the layer as a 1 x 1 convolution over one row of p.n pixels
-    row.n = 1; row.h = 1; row.w = p_.n; row.c = p_.c * p_.h * p_.w; row.k = p_.k;
-    row.r = 1; row.s = 1; row.stride = 1; row.pad = 0; row.groups = 1;
-    const int kblocks = (p_.k + W * KV - 1) / (W * KV), nblocks = (p_.n + PX - 1) / PX;
-    using inner = conv_vector_nhwc_functor<W, KV, PX, Bias>;
-    const inner f{x, pack_.data(), zeros_.data(), bias, y, row, kpad_, kblocks, false};
     if constexpr (host_backend<Exec>) {
+      constexpr int W = conv_vector_lanes<Exec>, KV = conv_vector_vectors<Exec>, PX = conv_vector_pixels<Exec>;
+      const int kblocks = (p_.k + W * KV - 1) / (W * KV), nblocks = (p_.n + PX - 1) / PX;
+      using inner = conv_vector_nhwc_functor<W, KV, PX, Bias>;
+      const inner f{x, pack_.data(), zeros_.data(), bias, y, row(), kpad_, kblocks, false};
       launch_mdrange<2, Kokkos::Iterate::Right>("kcnn::fc_direct_vector", exec, {0, 0}, {kblocks, nblocks}, {1, nblocks},
                                                 KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
     } else {
-      launch_mdrange<2, Kokkos::Iterate::Left>("kcnn::fc_direct_vector", exec, {0, 0}, {kblocks, nblocks}, {32, 4},
-                                               KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
+      switch (conv_vector_gpu_vectors(row())) {
+        case 8: return gpu_run<8>(exec, x, bias, y);
+        case 4: return gpu_run<4>(exec, x, bias, y);
+        case 2: return gpu_run<2>(exec, x, bias, y);
+        default: return gpu_run<1>(exec, x, bias, y);
+      }
     }
   }
 
  private:
+  static constexpr int gpu_pixels = 8;
+  // The layer as a 1 x 1 convolution over one row of p.n pixels.
+  conv2d_params row() const {
+    conv2d_params r;
+    r.n = 1; r.h = 1; r.w = p_.n; r.c = p_.c * p_.h * p_.w; r.k = p_.k;
+    r.r = 1; r.s = 1; r.stride = 1; r.pad = 0; r.groups = 1;
+    return r;
+  }
+  template <int KV, class Bias>
+  void gpu_run(const Exec& exec, const float* x, const Bias& bias, float* y) const {
+    const int kgroups = kpad_ / (conv_vector_pad * KV);
+    const std::size_t items = std::size_t((p_.n + gpu_pixels - 1) / gpu_pixels) * splits_ * kgroups;
+    conv_vector_gpu_functor<KV, gpu_pixels, Bias> f{x, pack_.data(), zeros_.data(), bias, splits_ > 1 ? partial_.data() : y,
+                                                    row(), kpad_, kgroups, false, splits_, csplit_};
+    launch_range("kcnn::fc_direct_vector", exec, items * conv_vector_pad, f);
+    if (splits_ > 1) {
+      const std::size_t outputs = std::size_t(p_.n) * p_.k;
+      launch_range("kcnn::fc_direct_vector_sum", exec, outputs,
+                   conv_vector_split_sum_functor<Bias>{partial_.data(), bias, y, p_.k, splits_, outputs});
+    }
+  }
+
   conv2d_params p_;
   std::type_index layout_ = typeid(void);
   int kpad_ = 0;
-  pack_view pack_, zeros_;
+  int splits_ = 1, csplit_ = 0;
+  pack_view pack_, zeros_, partial_;
 };
 
 }  // namespace detail

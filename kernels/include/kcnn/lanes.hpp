@@ -251,17 +251,13 @@ struct rows_functor {
     const std::size_t first = std::size_t(m.league_rank()) * std::size_t(rows_per_team);
     const std::size_t total = grid.size();
     const int count = int(total - first < std::size_t(rows_per_team) ? total - first : std::size_t(rows_per_team));
-    const auto coords = [&](std::size_t row, int& i0, int& i1, int& i2) {
-      i2 = int(row % std::size_t(grid.e2));
-      row /= std::size_t(grid.e2);
-      i1 = int(row % std::size_t(grid.e1));
-      i0 = int(row / std::size_t(grid.e1));
-    };
     if constexpr (host_backend<Exec>) {
       // One thread walks the team's rows in order: the coordinates advance with a carry (two
       // 64-bit divisions per row cost as much as a short row's work).
-      int i0, i1, i2;
-      coords(first, i0, i1, i2);
+      std::size_t row = first;
+      int i2 = int(row % std::size_t(grid.e2));
+      row /= std::size_t(grid.e2);
+      int i1 = int(row % std::size_t(grid.e1)), i0 = int(row / std::size_t(grid.e1));
       for (int r = 0; r < count; ++r) {
         body.row(m, row_start<Layout>(i0, i1, i2));
         if (++i2 == grid.e2) {
@@ -273,9 +269,13 @@ struct rows_functor {
         }
       }
     } else {
+      // One row per team thread: its coordinates in 32-bit arithmetic (for_each_row checks that
+      // the rows fit), two divisions where 64-bit ones are emulated in tens of instructions.
       team_rows(m, count, [&](const int r) {
-        int i0, i1, i2;
-        coords(first + std::size_t(r), i0, i1, i2);
+        unsigned row = unsigned(first) + unsigned(r);
+        const int i2 = int(row % unsigned(grid.e2));
+        row /= unsigned(grid.e2);
+        const int i1 = int(row % unsigned(grid.e1)), i0 = int(row / unsigned(grid.e1));
         body.row(m, row_start<Layout>(i0, i1, i2));
       });
     }
@@ -305,6 +305,8 @@ void for_each_row(const char* label, const Exec& exec, const dims4& d, int run_l
     team = 256 / vector;
     rows_per_team = team;
   }
+  if (grid.size() > std::size_t(2147483647))
+    throw std::invalid_argument(std::string(label) + ": tensor too large for one launch");
   const std::size_t league = (grid.size() + std::size_t(rows_per_team) - 1) / std::size_t(rows_per_team);
   launch_teams(label, exec, int(league), team, vector, 0, functor{body, grid, rows_per_team});
 }

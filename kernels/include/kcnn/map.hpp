@@ -37,6 +37,17 @@ namespace kcnn {
 // Threads per block the model assumes for a RangePolicy launch (see above).
 inline constexpr int gpu_range_block = 128;
 
+// Every launch here carries Kokkos' light-weight hint. Without it Kokkos' CUDA backend launches a
+// driver (functor + policy) of 512 bytes or more from constant memory, copying it there and
+// waiting on the host for the previous kernel first (Kokkos_Cuda_KernelLaunch.hpp,
+// DeduceCudaLaunchMechanism; CudaTraits::ConstantMemoryUseThreshold); with it a driver under
+// KernelArgumentLimit (4 KiB) is passed as kernel arguments. Only the constant-memory variants
+// ask for constant memory (launch_range_policy, kcnn/constant.hpp). No effect on host backends.
+using light_weight = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
+// A functor this large would leave the kernel arguments for global memory (the driver adds the
+// policy, a few hundred bytes): refused at compile time.
+inline constexpr std::size_t launch_functor_limit = 3584;
+
 #if defined(KCNN_GPU_MODEL)
 namespace model::detail {
 // Runs a team functor on one Serial team while the model sees the CUDA block.
@@ -82,7 +93,8 @@ void launch_teams(const char* label, const Exec& exec, int league, int team, int
   Kokkos::parallel_for(label, policy, model::detail::team_block<F>{f});
   model::launch_end();
 #else
-  Kokkos::TeamPolicy<Exec> policy(exec, league, team, vector);
+  static_assert(sizeof(F) <= launch_functor_limit, "kcnn::launch_teams: functor too large for kernel arguments");
+  Kokkos::TeamPolicy<Exec, light_weight> policy(exec, league, team, vector);
   if (scratch_bytes > 0) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
   Kokkos::parallel_for(label, policy, f);
 #endif
@@ -98,7 +110,8 @@ void launch_range(const char* label, const Exec& exec, std::size_t n, const F& f
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(exec, 0, blocks), model::detail::range_block<F>{f, n});
   model::launch_end();
 #else
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(exec, 0, n), f);
+  static_assert(sizeof(F) <= launch_functor_limit, "kcnn::launch_range: functor too large for kernel arguments");
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec, light_weight>(exec, 0, n), f);
 #endif
 }
 
@@ -322,7 +335,8 @@ void launch_mdrange(const char* label, const Exec& exec, const std::array<long, 
                        model::detail::md_block_runner<R, Order, F>{f, lower, upper, tile, tiles});
   model::launch_end();
 #else
-  using policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<R, Order, Order>>;
+  static_assert(sizeof(F) <= launch_functor_limit, "kcnn::launch_mdrange: functor too large for kernel arguments");
+  using policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<R, Order, Order>, light_weight>;
   using index = typename policy::index_type;
   Kokkos::Array<index, R> lo, hi, ti;
   for (int d = 0; d < R; ++d) lo[d] = index(lower[d]), hi[d] = index(upper[d]), ti[d] = index(tile[d]);

@@ -21,6 +21,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -197,6 +198,60 @@ struct softmax_vector_body {
   }
 };
 
+// The GPU form of softmax_vector where the channels are not contiguous (nchw, chwn; the
+// classifier 64 x 1000 x 1 x 1 in chwn has a single row of 64 pixels): a team takes 32 pixels
+// consecutive in storage order, one per lane (coalesced: adjacent pixels are adjacent floats for
+// every channel), and its threads split the channels into segments. Each thread reduces its
+// segment (max, then the sum of exp(x - max)), the segments meet in team scratch, and each
+// thread writes its segment. The segment's three sweeps re-read what the team just loaded (32
+// pixels x C floats: 32 KiB at C = 256, in L1), so DRAM sees one read and one write.
+inline int softmax_split_segments(int c) { return c / 32 < 1 ? 1 : c / 32 > 16 ? 16 : c / 32; }
+template <class Exec, class In, class Out>
+struct softmax_split_channels_functor {
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using scratch = Kokkos::View<float**, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  static constexpr int lanes = 32;
+  In in;
+  Out out;
+  dims4 rows;    // the pixels: (n, 1, h, w)
+  int segments;  // the team's threads
+  KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
+    const int C = out.dims().c;
+    const int pixels = int(rows.size()), seg = (C + segments - 1) / segments;
+    const auto mx = team_scratch<scratch>(m, segments, lanes), sum = team_scratch<scratch>(m, segments, lanes);
+    team_rows(m, segments, [&](const int y) {
+      vector_lanes(m, lanes, [&](const int x) {
+        const int i = m.league_rank() * lanes + x;
+        float a = max_op::identity, b = 0.0f;
+        if (i < pixels) {
+          int n, z, h, w;
+          Out::layout_tag::storage_coords(std::size_t(i), rows, n, z, h, w);
+          const int c1 = y * seg + seg < C ? y * seg + seg : C;
+          for (int c = y * seg; c < c1; ++c) a = compat::fmax(a, float(in(n, c, h, w)));
+          for (int c = y * seg; c < c1; ++c) b += compat::exp(float(in(n, c, h, w)) - a);
+        }
+        mx(y, x) = a;
+        sum(y, x) = b;
+      });
+    });
+    team_barrier(m);
+    team_rows(m, segments, [&](const int y) {
+      vector_lanes(m, lanes, [&](const int x) {
+        const int i = m.league_rank() * lanes + x;
+        if (i >= pixels) return;
+        float a = max_op::identity, b = 0.0f;
+        for (int t = 0; t < segments; ++t) a = compat::fmax(a, mx(t, x));
+        for (int t = 0; t < segments; ++t) b += sum(t, x) * compat::exp(mx(t, x) - a);
+        const float inv = 1.0f / b;
+        int n, z, h, w;
+        Out::layout_tag::storage_coords(std::size_t(i), rows, n, z, h, w);
+        const int c1 = y * seg + seg < C ? y * seg + seg : C;
+        for (int c = y * seg; c < c1; ++c) out(n, c, h, w) = compat::exp(float(in(n, c, h, w)) - a) * inv;
+      });
+    });
+  }
+};
+
 // True when the channels of layout L are contiguous for these dims: c is the run axis, or every
 // axis stored after c has extent 1.
 template <class L>
@@ -294,6 +349,19 @@ struct softmax_vector {
     // A pixel per row when the channels are contiguous (the lanes along c), else a line of pixels
     // along the run axis; c is walked inside each row in both cases.
     constexpr int skip_c = run_axis<L> == axis::c ? -1 : int(axis::c);
+    if constexpr (!host_backend<Exec> && run_axis<L> != axis::c) {
+      if (!detail::softmax_channels_contiguous<L>(p.dims())) {
+        using detail::softmax_split_segments;
+        // Segments of at least 32 channels, at most 16 of them (teams of up to 512 threads).
+        using functor = detail::softmax_split_channels_functor<Exec, In, Out>;
+        const int segments = softmax_split_segments(p.c);
+        const int league = int((p.rows().size() + functor::lanes - 1) / functor::lanes);
+        launch_teams("kcnn::softmax_vector", exec, league, segments, functor::lanes,
+                     2 * functor::scratch::shmem_size(segments, functor::lanes),
+                     functor{in, out, p.rows(), segments});
+        return;
+      }
+    }
     if (detail::softmax_channels_contiguous<L>(p.dims()))
       for_each_row<L, skip_c>("kcnn::softmax_vector", exec, p.dims(), p.c, detail::softmax_vector_body<Exec, In, Out, true>{in, out});
     else
@@ -310,7 +378,8 @@ int softmax_passes(const variant::softmax_multi_kernel&, const softmax_params&) 
 // The row staged in team scratch: read once, written once; else read three times.
 template <class Exec>
 int softmax_passes(const variant::softmax_fused&, const softmax_params& p) { return softmax_fused_staged<Exec>(p) ? 2 : 4; }
-// One read and one write; the later sweeps of a row hit the cache.
+// One read and one write; the later sweeps of a row hit the cache (host: the row's lanes; GPU,
+// channels not contiguous: the team's segment, in L1).
 template <class Exec>
 int softmax_passes(const variant::softmax_vector&, const softmax_params&) { return 2; }
 // Read-only loads do not change the passes.

@@ -124,6 +124,62 @@ struct transform_vector_functor {
     });
   }
 };
+// True when h is stored immediately before w in layout L (nchw, nhwc, chwn): then (h, w) is one
+// axis of h * w elements with w's stride.
+template <class L>
+inline constexpr bool hw_adjacent = [] {
+  for (int k = 0; k + 1 < 4; ++k)
+    if (L::order[k] == axis::h && L::order[k + 1] == axis::w) return true;
+  return false;
+}();
+
+// The GPU transpose where one of the two run axes is w and both layouts store h right before
+// w (nchw <-> nhwc, nchw <-> chwn): the tile spans the merged h * w axis, so a 7 x 7 image fills
+// 32 lanes where a tile over w alone read 7 (the coordinates of a merged index are one 32-bit
+// division per element). A team per 32 x 32 tile of (h * w, X), X the other run axis, for one
+// value of the remaining axis R; 8 threads of 32 lanes, rows padded to 33 floats.
+template <class Exec, class In, class Out>
+struct transform_hw_functor {
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using scratch = Kokkos::View<float**, Kokkos::LayoutRight, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  static constexpr int T = 32, pitch = T + 1;
+  static constexpr axis AI = run_axis<typename In::layout_tag>, AO = run_axis<typename Out::layout_tag>;
+  static constexpr bool in_hw = AI == axis::w;       // the input's run is the merged axis
+  static constexpr axis X = in_hw ? AO : AI;          // the other run axis: c or n
+  static constexpr axis R = X == axis::n ? axis::c : axis::n;
+  In in;
+  Out out;
+  int tiles_hw, tiles_x;
+  KOKKOS_INLINE_FUNCTION coords4 at(const int hw, const int x, const int r, const int W) const {
+    return coords4{}.with<axis::h>(hw / W).template with<axis::w>(hw % W).template with<X>(x).template with<R>(r);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
+    const dims4& d = in.dims();
+    const int HW = d.h * d.w, W = d.w;
+    int t = m.league_rank();
+    const int thw = t % tiles_hw;
+    t /= tiles_hw;
+    const int tx = t % tiles_x, r = t / tiles_x;
+    const int hw0 = thw * T, x0 = tx * T;
+    const int nhw = HW - hw0 < T ? HW - hw0 : T, nx = extent<X>(d) - x0 < T ? extent<X>(d) - x0 : T;
+    // The tile as (output run index, input run index).
+    const int ni = in_hw ? nhw : nx, no = in_hw ? nx : nhw;
+    const auto tile = team_scratch<scratch>(m, T, pitch);
+    team_rows(m, no, [&](const int o) {
+      vector_lanes(m, ni, [&](const int i) {
+        const coords4 y = in_hw ? at(hw0 + i, x0 + o, r, W) : at(hw0 + o, x0 + i, r, W);
+        tile(o, i) = in(y.n, y.c, y.h, y.w);
+      });
+    });
+    team_barrier(m);
+    team_rows(m, ni, [&](const int i) {
+      vector_lanes(m, no, [&](const int o) {
+        const coords4 y = in_hw ? at(hw0 + i, x0 + o, r, W) : at(hw0 + o, x0 + i, r, W);
+        out(y.n, y.c, y.h, y.w) = tile(o, i);
+      });
+    });
+  }
+};
 }  // namespace detail
 
 namespace variant {
@@ -160,8 +216,10 @@ struct transform_tiled {
 };
 // The portable mapping (kcnn/lanes.hpp): a team per 32 x 32 tile over the input's and the
 // output's contiguous axes, read with the lanes along the input's (coalesced loads) into team
-// scratch and written with the lanes along the output's (coalesced stores); when both layouts
-// have the same contiguous axis, a copy by rows with the lanes along it. Compile-time layouts.
+// scratch and written with the lanes along the output's (coalesced stores); on a GPU, where one
+// of them is w and both layouts store h before w, the tile spans h * w instead
+// (transform_hw_functor); when both layouts have the same contiguous axis, a copy by rows with
+// the lanes along it. Compile-time layouts.
 struct transform_vector {
   using op = ops::transform;
   template <class Exec, class In, class Out>
@@ -170,8 +228,18 @@ struct transform_vector {
     using LO = typename Out::layout_tag;
     static_assert(!LI::runtime_strided && !LO::runtime_strided,
                   "kcnn::transform: transform_vector needs compile-time layouts");
-    if constexpr (run_axis<LI> == run_axis<LO>) {
+    constexpr axis AI = run_axis<LI>, AO = run_axis<LO>;
+    if constexpr (AI == AO) {
       for_each_element_by_rows<LO>("kcnn::transform_vector_copy", exec, out.dims(), detail::copy_element<In, Out>{in, out});
+    } else if constexpr (!host_backend<Exec> && (AI == axis::w || AO == axis::w) && AI != axis::h && AO != axis::h &&
+                         detail::hw_adjacent<LI> && detail::hw_adjacent<LO>) {
+      using functor = detail::transform_hw_functor<Exec, In, Out>;
+      const dims4& d = in.dims();
+      const int thw = (d.h * d.w + functor::T - 1) / functor::T;
+      const int tx = (extent<functor::X>(d) + functor::T - 1) / functor::T;
+      const std::size_t league = std::size_t(thw) * tx * extent<functor::R>(d);
+      launch_teams("kcnn::transform_vector", exec, int(league), 8, 32,
+                   functor::scratch::shmem_size(functor::T, functor::pitch), functor{in, out, thw, tx});
     } else {
       using functor = detail::transform_vector_functor<Exec, In, Out>;
       const dims4& d = in.dims();

@@ -15,10 +15,15 @@
 //     pixel too, and the weights [r][s][c] are KV vectors per tap.
 // On a host W = 16 (one AVX-512 register; float_lanes, a vector-extension type), KV = 2, PX = 8:
 // 16 accumulator registers, 10 loads per 16 FMAs (KV = 1 left the FMA chains short of the FMA
-// units: 147 against 183 GFLOP/s on VGG-16 conv3_1, Zen 5, one thread). On a GPU W = KV = 1:
-// adjacent threads take adjacent output channels (the MDRange's fastest index), so the weight
-// loads and the output stores are coalesced and the input loads are the same address across a
-// warp (one broadcast transaction).
+// units: 147 against 183 GFLOP/s on VGG-16 conv3_1, Zen 5, one thread).
+// On a GPU (conv_vector_gpu_functor) a thread is one lane of a warp: the warp's 32 lanes take 32
+// adjacent output channels (lane l holds channels l + 32 v, v < KV, so each of its KV weight
+// loads and output stores is one coalesced 128-byte request), and every lane holds the same PX = 8
+// output pixels, consecutive in the flattened (n, oh, ow) order (a 7-wide row wastes no lanes and
+// no FMAs: pixel blocks run across rows), whose input values are one address per warp (a
+// broadcast). Per input channel and tap: KV + PX load requests for KV x PX FMAs per lane, 4 FMAs
+// per request at KV = 8 (the largest of 8, 4, 2, 1 that divides the group's channel blocks of 32).
+// Depthwise on a GPU: the lanes are channels again, KV = 1, PX = 4 (no reduction to amortise).
 //
 // Entry point: kcnn::conv2d(exec, in, wt, bias, out, p, variant::direct_vector{}) after
 // kcnn::prepare(exec, v, p, in, wt, bias, out). Layout: nhwc input and output, weights in any layout.
@@ -31,6 +36,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <array>
 #include <memory>
 #include <type_traits>
 
@@ -205,6 +212,146 @@ struct conv_vector_nhwc_functor {
   }
 };
 
+// The GPU tile's KV: the largest of 8, 4, 2, 1 that divides a conv group's blocks of 32
+// channels (no channel group padded beyond what the 32-channel packing pads); depthwise 1.
+inline int conv_vector_gpu_vectors(const conv2d_params& p) {
+  if (p.c_per_group() == 1 && p.k_per_group() == 1) return 1;
+  const int blocks = (p.k_per_group() + conv_vector_pad - 1) / conv_vector_pad;
+  return blocks % 8 == 0 ? 8 : blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
+}
+
+// The unit that shares loads, for the traffic model: host, an item of 8 pixels x 32 channels
+// (2 vectors of 16); GPU, a warp of 8 pixels (4 depthwise) x 32 KV channels.
+template <class Exec>
+inline std::array<int, 2> conv_vector_load_unit(const conv2d_params& p) {
+  if constexpr (host_backend<Exec>) return {conv_vector_pixels<Exec>, conv_vector_lanes<Exec> * conv_vector_vectors<Exec>};
+  const bool dw = p.c_per_group() == 1 && p.k_per_group() == 1;
+  return {dw ? 4 : 8, conv_vector_pad * conv_vector_gpu_vectors(p)};
+}
+
+// GPU split reduction: how many segments to cut a reduction of `channels` input channels (per
+// tap: r x s taps) into, for a launch of `threads` threads writing `outputs` floats. Enough for
+// about 2^16 threads (one full wave of 128-register threads on an H100: 132 SMs x 512), with at
+// least 64 multiply-adds per segment and the partial sums under 16 MiB (they stay in a GPU's L2
+// between the two passes).
+inline int conv_vector_gpu_splits(long threads, int channels, int taps, long outputs) {
+  long splits = (65536 + threads - 1) / threads;
+  splits = std::min(splits, long(channels) * taps / 64);
+  splits = std::min(splits, (16L << 20) / (long(sizeof(float)) * std::max(outputs, 1L)));
+  return int(std::max(splits, 1L));
+}
+
+// GPU split reduction, second pass: y(i) = bias(i mod k) + the partial sums of every segment,
+// along the output's storage order (coalesced).
+template <class Bias>
+struct conv_vector_split_sum_functor {
+  const float* partial;
+  Bias bias;
+  float* y;
+  int k, splits;
+  std::size_t outputs;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    float sum = float(bias(int(i % std::size_t(k))));
+    for (int s = 0; s < splits; ++s) sum += partial[std::size_t(s) * outputs + i];
+    y[i] = sum;
+  }
+};
+
+// The GPU form of the tile (see the file comment): f(i), i = (pixel block, channel group, lane)
+// with the lane fastest, so a warp is 32 adjacent channels of one pixel block and the warps of a
+// block are neighbouring channel groups of the same pixels (their input reads share L1).
+// Index arithmetic in 32 bits except the final element offsets.
+template <int KV, int PX, class Bias>
+struct conv_vector_gpu_functor {
+  static constexpr int L = conv_vector_pad;  // lanes per warp: one 128-byte run of channels
+  const float* x;
+  const float* pack;
+  const float* zero;  // C + L zeros: what a pixel outside the input (padding, past the last pixel) reads
+  Bias bias;
+  float* y;
+  conv2d_params p;
+  int kpad;     // general: k per group padded to L; depthwise: k padded
+  int kgroups;  // channel groups of L * KV per launch (over all conv groups)
+  bool depthwise;
+  // Split reduction (fc): splits > 1 cuts the input channels into segments of csplit, one per
+  // item; item `split` writes its partial sums, without the bias, to y + split * npix * K.
+  int splits = 1, csplit = 0;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    const int lane = int(i % L);
+    // Channel group fastest, then pixel block, split slowest: the blocks that run together read
+    // the same segment of the weights (fc: each weight is fetched from DRAM once).
+    const int item = int(i / L);
+    const int kg = item % kgroups;
+    const int pixel_blocks = (p.n * p.p() * p.q() + PX - 1) / PX;
+    const int pb = item / kgroups % pixel_blocks, split = item / kgroups / pixel_blocks;
+    const int groups_per_conv_group = kpad / (L * KV);  // general: channel groups per conv group
+    const int g = depthwise ? 0 : kg / groups_per_conv_group;
+    const int kl0 = (depthwise ? kg : kg % groups_per_conv_group) * L * KV;  // within the conv group
+    const int kspan = depthwise ? p.k : p.k_per_group();
+    const int cpg = p.c_per_group(), kpg = p.k_per_group();
+    const int P = p.p(), Q = p.q(), H = p.h, Wd = p.w, C = p.c, K = p.k, R = p.r, S = p.s;
+    const int npix = p.n * P * Q;
+
+    // The block's pixels: image, first input row and column of the window (-1 image: none).
+    int img[PX], ih0[PX], iw0[PX];
+    for (int j = 0; j < PX; ++j) {
+      const int o = pb * PX + j;
+      const int pq = o % (P * Q);
+      img[j] = o < npix ? o / (P * Q) : -1;
+      ih0[j] = (pq / Q) * p.stride - p.pad;
+      iw0[j] = (pq % Q) * p.stride - p.pad;
+    }
+    float acc[PX][KV];
+    for (int v = 0; v < KV; ++v) {
+      const int kl = kl0 + v * L + lane;
+      const float b = kl < kspan && splits == 1 ? float(bias(depthwise ? kl : g * kpg + kl)) : 0.0f;
+      for (int j = 0; j < PX; ++j) acc[j][v] = b;
+    }
+    const int cbase = depthwise ? kl0 + lane : g * cpg;  // depthwise: the lane's channel (v = 0)
+    for (int r = 0; r < R; ++r) {
+      for (int s = 0; s < S; ++s) {
+        const float* px[PX];
+        for (int j = 0; j < PX; ++j) {
+          const int ih = ih0[j] + r, iw = iw0[j] + s;
+          px[j] = (img[j] >= 0 && ih >= 0 && ih < H && iw >= 0 && iw < Wd)
+                      ? x + (std::size_t(img[j] * H + ih) * Wd + iw) * C + cbase
+                      : zero;
+        }
+        if (depthwise) {  // one channel per lane and vector: coalesced input and weight loads
+          const float* const wp = pack + (r * S + s) * kpad + kl0 + lane;
+          for (int v = 0; v < KV; ++v) {
+            const float wv = wp[v * L];
+            const bool live = kl0 + v * L + lane < kspan;
+            for (int j = 0; j < PX; ++j) acc[j][v] += (live ? px[j][v * L] : 0.0f) * wv;
+          }
+          continue;
+        }
+        // [g][block of L k][r][s][c][L k]: vector v's block is (kl0 / L + v), one stride apart.
+        const int vstride = R * S * cpg * L;
+        const int c0 = splits == 1 ? 0 : split * csplit, c1 = splits == 1 || c0 + csplit > cpg ? cpg : c0 + csplit;
+        const float* wp =
+            pack + (std::size_t(g) * (kpad / L) + kl0 / L) * vstride + ((r * S + s) * cpg + c0) * L + lane;
+        for (int c = c0; c < c1; ++c, wp += L) {
+          float wv[KV];
+          for (int v = 0; v < KV; ++v) wv[v] = wp[v * vstride];
+          for (int j = 0; j < PX; ++j) {
+            const float xj = px[j][c];
+            for (int v = 0; v < KV; ++v) acc[j][v] += xj * wv[v];
+          }
+        }
+      }
+    }
+    const int k0 = depthwise ? kl0 : g * kpg + kl0;
+    for (int j = 0; j < PX; ++j) {
+      if (img[j] < 0) break;
+      float* const yp = y + (std::size_t(split) * npix + std::size_t(pb * PX + j)) * K + k0 + lane;
+      for (int v = 0; v < KV; ++v)
+        if (kl0 + v * L + lane < kspan) yp[v * L] = acc[j][v];
+    }
+  }
+};
+
 template <class Exec>
 class conv2d_direct_vector_state {
  public:
@@ -221,8 +368,23 @@ class conv2d_direct_vector_state {
     zeros_ = pack_view("kcnn::conv2d_direct_vector.zeros", std::size_t(p.c) + conv_vector_pad);
     launch_range("kcnn::conv2d_direct_vector_pack", exec, size,
                          conv_vector_pack_functor<Wt, pack_view>{wt, pack_, p, kpad_, depthwise_});
+    if constexpr (!host_backend<Exec>) {
+      // A launch too small to fill the GPU (small batches, late layers) splits its input
+      // channels (depthwise layers have no channel reduction).
+      const auto unit = conv_vector_load_unit<Exec>(p);
+      const long outputs = long(p.n) * p.p() * p.q() * p.k;
+      const long threads = (long(p.n) * p.p() * p.q() + unit[0] - 1) / unit[0] * (kpad_ / unit[1]) *
+                           (depthwise_ ? 1 : p.groups) * conv_vector_pad;
+      const int cpg = p.c_per_group();
+      const int splits = depthwise_ ? 1 : conv_vector_gpu_splits(threads, cpg, p.r * p.s, outputs);
+      csplit_ = (cpg + splits - 1) / splits;
+      splits_ = (cpg + csplit_ - 1) / csplit_;
+      if (splits_ > 1)
+        partial_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::conv2d_direct_vector.partial"),
+                             std::size_t(splits_) * std::size_t(outputs));
+    }
   }
-  double workspace_bytes() const { return double(pack_.span() + zeros_.span()) * sizeof(float); }
+  double workspace_bytes() const { return double(pack_.span() + zeros_.span() + partial_.span()) * sizeof(float); }
 
   template <class In, class Bias, class Out>
   void operator()(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
@@ -230,16 +392,44 @@ class conv2d_direct_vector_state {
     // MobileNet V2 depthwise layer but the first: 8.1 ms against 12.7 for 1 x 8 at 32 x 144 x
     // 56 x 56, one thread), otherwise 1 x 8 (a partial block of 2 or 3 vectors takes the slow
     // masked copy of the tile for a third of the channels).
-    constexpr int dw_kv = conv_vector_depthwise_vectors<Exec>;
-    if (depthwise_ && p_.k % (dw_kv * conv_vector_lanes<Exec>) == 0)
-      launch<dw_kv, conv_vector_depthwise_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
-    else if (depthwise_)
-      launch<1, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
-    else
-      launch<conv_vector_vectors<Exec>, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
+    if constexpr (!host_backend<Exec>) {
+      gpu_launch(exec, in.view().data(), bias, out.view().data());
+    } else {
+      constexpr int dw_kv = conv_vector_depthwise_vectors<Exec>;
+      if (depthwise_ && p_.k % (dw_kv * conv_vector_lanes<Exec>) == 0)
+        launch<dw_kv, conv_vector_depthwise_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
+      else if (depthwise_)
+        launch<1, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
+      else
+        launch<conv_vector_vectors<Exec>, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
+    }
   }
 
  private:
+  template <class Bias>
+  void gpu_launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
+    switch (conv_vector_gpu_vectors(p_)) {
+      case 8: return gpu_launch_kv<8, 8>(exec, x, bias, y);
+      case 4: return gpu_launch_kv<4, 8>(exec, x, bias, y);
+      case 2: return gpu_launch_kv<2, 8>(exec, x, bias, y);
+      default: return depthwise_ ? gpu_launch_kv<1, 4>(exec, x, bias, y) : gpu_launch_kv<1, 8>(exec, x, bias, y);
+    }
+  }
+  template <int KV, int PX, class Bias>
+  void gpu_launch_kv(const Exec& exec, const float* x, const Bias& bias, float* y) const {
+    const int kgroups = kpad_ / (conv_vector_pad * KV) * (depthwise_ ? 1 : p_.groups);
+    const long pixel_blocks = (long(p_.n) * p_.p() * p_.q() + PX - 1) / PX;
+    launch_range("kcnn::conv2d_direct_vector", exec, std::size_t(pixel_blocks) * splits_ * kgroups * conv_vector_pad,
+                 conv_vector_gpu_functor<KV, PX, Bias>{x, pack_.data(), zeros_.data(), bias,
+                                                       splits_ > 1 ? partial_.data() : y, p_, kpad_, kgroups,
+                                                       depthwise_, splits_, csplit_});
+    if (splits_ > 1) {
+      const std::size_t outputs = std::size_t(p_.n) * p_.p() * p_.q() * p_.k;
+      launch_range("kcnn::conv2d_direct_vector_sum", exec, outputs,
+                   conv_vector_split_sum_functor<Bias>{partial_.data(), bias, y, p_.k, splits_, outputs});
+    }
+  }
+
   template <int KV, int PX, class Bias>
   void launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
     constexpr int W = conv_vector_lanes<Exec>;
@@ -247,21 +437,17 @@ class conv2d_direct_vector_state {
     const int kblocks = (span + W * KV - 1) / (W * KV);
     const int kitems = depthwise_ ? kblocks : kblocks * p_.groups;
     const int owblocks = (p_.q() + PX - 1) / PX;
-    // GPU: the channel blocks (one channel each) fastest, 32 to a tile row: adjacent threads,
-    // adjacent channels. Host: a tile is a block of PX pixels with all its channel blocks (a
-    // contiguous run of the output), since Kokkos' OpenMP backend deals MDRange tiles
-    // round-robin (schedule(static, 1)): with one item per tile, two threads took alternate
-    // channel blocks of the same pixels and wrote neighbouring lines (depthwise at 2 threads:
-    // 15 ms, slower than 1 thread; 8.9 ms with these tiles). The channel blocks are split when
-    // that leaves fewer than 4 tiles per thread.
+    // Host: a tile is a block of PX pixels with all its channel blocks (a contiguous run of the
+    // output), since Kokkos' OpenMP backend deals MDRange tiles round-robin (schedule(static,
+    // 1)): with one item per tile, two threads took alternate channel blocks of the same pixels
+    // and wrote neighbouring lines (depthwise at 2 threads: 15 ms, slower than 1 thread; 8.9 ms
+    // with these tiles). The channel blocks are split when that leaves fewer than 4 tiles per
+    // thread.
     int ktile = kitems;
-    if constexpr (host_backend<Exec>) {
-      const long pixel_blocks = long(p_.n) * p_.p() * owblocks;
-      const long want = 4L * compat::concurrency(exec);
-      while (ktile > 1 && pixel_blocks * ((kitems + ktile - 1) / ktile) < want) ktile = (ktile + 1) / 2;
-    }
-    const std::array<long, 4> tile = host_backend<Exec> ? std::array<long, 4>{1, 1, 1, ktile}
-                                                        : std::array<long, 4>{1, 1, 4, 32};
+    const long pixel_blocks = long(p_.n) * p_.p() * owblocks;
+    const long want = 4L * compat::concurrency(exec);
+    while (ktile > 1 && pixel_blocks * ((kitems + ktile - 1) / ktile) < want) ktile = (ktile + 1) / 2;
+    const std::array<long, 4> tile{1, 1, 1, ktile};
     launch_mdrange<4, Kokkos::Iterate::Right>("kcnn::conv2d_direct_vector", exec, {0, 0, 0, 0},
                                               {p_.n, p_.p(), owblocks, kitems}, tile,
                          conv_vector_nhwc_functor<W, KV, PX, Bias>{x, pack_.data(), zeros_.data(), bias, y, p_, kpad_,
@@ -272,7 +458,8 @@ class conv2d_direct_vector_state {
   conv2d_params p_;
   bool depthwise_ = false;
   int kpad_ = 0;
-  pack_view pack_, zeros_;
+  int splits_ = 1, csplit_ = 0;  // GPU split reduction over the input channels
+  pack_view pack_, zeros_, partial_;
 };
 
 }  // namespace detail
