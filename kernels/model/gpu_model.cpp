@@ -46,6 +46,7 @@ struct request {
   std::uint32_t first_seq, warp;
   std::uint8_t store, space;
   std::uint32_t sector_begin, sector_count;  // into block_trace::sectors (global only)
+  std::uint32_t turn = 0;                     // its position in its warp's program order
 };
 
 struct block_trace {
@@ -323,8 +324,17 @@ void finish_block() {
     if (it != last.end()) r.fig.loads_per_iteration[std::min<std::size_t>(pos - it->second, 32)] += 1;
     last[loads[i].pc] = pos;
   }
+  // Replay order: the block's warps round-robin, each warp's k-th request before any warp's
+  // (k+1)-th, as the warps of a resident block progress together. (The host ran the block's
+  // threads one after another: program order alone would put one warp's whole stream before the
+  // next's, and the warps of a block would never share what L1 holds.)
   std::sort(t.requests.begin(), t.requests.end(),
             [](const request& x, const request& y) { return x.first_seq < y.first_seq; });
+  std::vector<std::uint32_t> turns(warp_requests.size(), 0);
+  for (request& q : t.requests) q.turn = turns[q.warp]++;
+  std::stable_sort(t.requests.begin(), t.requests.end(), [](const request& x, const request& y) {
+    return x.turn != y.turn ? x.turn < y.turn : x.warp < y.warp;
+  });
   r.wave.push_back(std::move(t));
   if (int(r.wave.size()) >= d.sms * std::max(1, r.resident_per_sm)) replay_wave();
   a.clear();

@@ -330,6 +330,26 @@ TEST(GpuModelKernels, SoftmaxOfAChwnClassifierFillsMoreThanOneBlockAndReadsOnce)
   EXPECT_NEAR(c.dram_bytes / p.min_bytes(), 1.0, 0.02);
 }
 
+TEST(GpuModel, TheWarpsOfABlockShareL1) {
+  // One block of two warps, each reading the same 32 KiB once: the warps progress together, so
+  // the second warp's loads hit what the first brought into L1 and the L2 serves 32 KiB.
+  const std::size_t n = 8192;
+  Kokkos::View<float*> a("a", n), out("out", 64);
+  kcnn::model::session s(h100(), everything());
+  kcnn::launch_teams("two_warps", exec(), 1, 2, 32, 0, KOKKOS_LAMBDA(const Kokkos::TeamPolicy<exec>::member_type& m) {
+    kcnn::team_rows(m, 2, [&](const int y) {
+      kcnn::vector_lanes(m, 32, [&](const int x) {
+        float t = 0;
+        for (std::size_t i = 0; i < n; i += 32) t += a(i + std::size_t(x));
+        out(std::size_t(y) * 32 + std::size_t(x)) = t;
+      });
+    });
+  });
+  const auto c = s.finish(0);
+  EXPECT_DOUBLE_EQ(c.ld_requests, double(2 * n / 32));
+  EXPECT_DOUBLE_EQ(c.l2_bytes, double(n * sizeof(float)) + 64 * sizeof(float));  // loads once, plus the stores
+}
+
 TEST(GpuModel, DeviceFileErrorsNameTheFileLineAndField) {
   const std::string path = ::testing::TempDir() + "kcnn_devices_bad.csv";
   std::ifstream good(kcnn::model::default_devices_file());
