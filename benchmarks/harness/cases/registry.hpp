@@ -176,6 +176,7 @@ struct launch_cost {
   std::string name;  // the context key, without _us
   std::string doc;
   std::function<double()> seconds;  // measures it (on the default execution space)
+  space_axis space;                 // the memory space whose rows pay it per launch (their note says so)
 };
 
 class registry {

@@ -52,7 +52,12 @@ struct run_calibration {
   gpu_clocks clocks_start;
   ceilings ceil;
   double overhead_s = 0;
-  std::vector<std::pair<std::string, double>> launch_costs_s;  // registry's launch_costs(), measured
+  struct measured_cost {
+    std::string name;
+    space_axis space;
+    double seconds;
+  };
+  std::vector<measured_cost> launch_costs_s;  // registry's launch_costs(), measured
 };
 
 run_calibration calibrate(const options& opt, const run_context& ctx, bool speak) {
@@ -73,7 +78,7 @@ run_calibration calibrate(const options& opt, const run_context& ctx, bool speak
     if (speak) print_ceilings(std::cerr, cal.ceil, ctx.blas);
   }
   cal.overhead_s = timer_overhead_seconds();
-  for (const auto& c : registry::instance().launch_costs()) cal.launch_costs_s.emplace_back(c.name, c.seconds());
+  for (const auto& c : registry::instance().launch_costs()) cal.launch_costs_s.push_back({c.name, c.space, c.seconds()});
   return cal;
 }
 
@@ -126,9 +131,8 @@ class benchmark_run {
                 std::size_t cases_in_all)
       : opt_(o), policy_(timing_policy_from(o, cal.overhead_s)), sampler_owned_(make_sampler(o)), sampler_(*sampler_owned_),
         cases_(std::move(cases)), sink_(std::move(sink)),
-        ctx_(ctx), ceil_(cal.ceil), settings_(settings), job_(job), cases_in_all_(cases_in_all) {
-    for (const auto& [name, seconds] : cal.launch_costs_s)
-      if (name == "constant_launch") constant_launch_s_ = seconds;
+        ctx_(ctx), ceil_(cal.ceil), launch_costs_(cal.launch_costs_s), settings_(settings), job_(job),
+        cases_in_all_(cases_in_all) {
     if (opt_.cold) flusher_ = std::make_unique<cache_flusher>(ctx.device.l2_or_llc_bytes);
     const std::vector<int> counts = replicate() ? replicate_rank_counts(job_.size()) : std::vector<int>{1};
     for (std::size_t i = 0; i < cases_.size(); ++i)
@@ -225,15 +229,16 @@ class benchmark_run {
     row.rank = job_.rank();
     row.ranks = it.ranks;
     measure_case(pc, measurement_env{settings_, policy_, opt_.seed, flusher_.get(), sampler_, *ranks}, row);
-    if (row.memory_space == "constant" && is_timed(row.status) && constant_launch_s_ > 0) {
-      // The row is timed gross (what a user of constant memory pays); the protocol's share, and
-      // the kernel's time net of it, are stated beside it.
-      const double protocol_ms = constant_launch_s_ * 1e3;
+    // A launch cost the row's memory space pays per launch: the row is timed gross (what a user
+    // pays); the cost's share, and the time net of it, are stated beside it.
+    for (const auto& c : launch_costs_) {
+      if (row.memory_space != name(c.space) || !is_timed(row.status) || c.seconds <= 0) continue;
+      const double cost_ms = c.seconds * 1e3;
       std::ostringstream n;
       n.precision(3);
-      n << "includes the constant-memory launch protocol (timing.constant_launch_us = " << protocol_ms * 1e3
-        << " us per launch, " << 100.0 * protocol_ms / row.time_ms_median << " % of the median); net of it "
-        << std::max(0.0, row.time_ms_median - protocol_ms) << " ms";
+      n << "includes timing." << c.name << "_us = " << cost_ms * 1e3 << " us per launch ("
+        << 100.0 * cost_ms / row.time_ms_median << " % of the median); net of it "
+        << std::max(0.0, row.time_ms_median - cost_ms) << " ms";
       row.note = join_notes(row.note, n.str());
     }
     if (replicate()) {
@@ -287,7 +292,7 @@ class benchmark_run {
   std::function<void(const result_row&)> sink_;
   const run_context& ctx_;
   const ceilings& ceil_;
-  double constant_launch_s_ = 0;  // timing.constant_launch_us, when this build measured it
+  const std::vector<run_calibration::measured_cost>& launch_costs_;
   const case_settings settings_;
   mpi_job& job_;
   std::size_t cases_in_all_;
@@ -341,7 +346,7 @@ json timing_json(const options& opt, const run_calibration& cal, const char* sam
       .set("target_rel_spread", p.target_spread)
       .set("noisy_rel_spread", p.noisy_spread)
       .set("timer_overhead_us", cal.overhead_s * 1e6);
-  for (const auto& [name, seconds] : cal.launch_costs_s) timing.set(name + "_us", seconds * 1e6);
+  for (const auto& c : cal.launch_costs_s) timing.set(c.name + "_us", c.seconds * 1e6);
   return timing.set("quick", p.quick)
       .set("cache", opt.cold ? "flushed" : "warm")
       .set("seed", static_cast<unsigned long long>(opt.seed))

@@ -73,7 +73,7 @@ const registrar reg([](registry& r) {
   r.add_launch_cost({"constant_launch",
                      "one back-to-back launch of a kernel carrying conv2d's constant capacity (" +
                          std::to_string(constant_filter_capacity) + " floats) by value",
-                     constant_launch_seconds});
+                     constant_launch_seconds, space_axis::constant});
   add_constant_variants<layout::nchw>(r);
   add_constant_variants<layout::nhwc>(r);
   add_constant_variants<layout::chwn>(r);

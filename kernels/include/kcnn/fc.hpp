@@ -221,19 +221,11 @@ class fc_direct_vector_state {
     zeros_ = pack_view("kcnn::fc_direct_vector.zeros", features + conv_vector_pad);
     launch_range("kcnn::fc_direct_vector_pack", exec, size,
                          fc_vector_pack_functor<InLayout, Wt, pack_view>{wt, pack_, p, kpad_});
-    if constexpr (!host_backend<Exec>) {
-      const int f = int(features);
-      const long threads = long(p.n + gpu_pixels - 1) / gpu_pixels *
-                           (kpad_ / (conv_vector_pad * conv_vector_gpu_vectors(row()))) * conv_vector_pad;
-      const int splits = conv_vector_gpu_splits(threads, f, 1, long(p.n) * p.k);
-      csplit_ = (f + splits - 1) / splits;
-      splits_ = (f + csplit_ - 1) / csplit_;
-      if (splits_ > 1)
-        partial_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::fc_direct_vector.partial"),
-                             std::size_t(splits_) * p.n * p.k);
-    }
+    if constexpr (!host_backend<Exec>) gpu_.prepare(row(), kpad_, "kcnn::fc_direct_vector");
   }
-  double workspace_bytes() const { return double(pack_.span() + zeros_.span() + partial_.span()) * sizeof(float); }
+  double workspace_bytes() const {
+    return double(pack_.span() + zeros_.span()) * sizeof(float) + gpu_.workspace_bytes();
+  }
   std::type_index input_layout() const { return layout_; }
 
   template <class Bias>
@@ -246,17 +238,11 @@ class fc_direct_vector_state {
       launch_mdrange<2, Kokkos::Iterate::Right>("kcnn::fc_direct_vector", exec, {0, 0}, {kblocks, nblocks}, {1, nblocks},
                                                 KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
     } else {
-      switch (conv_vector_gpu_vectors(row())) {
-        case 8: return gpu_run<8>(exec, x, bias, y);
-        case 4: return gpu_run<4>(exec, x, bias, y);
-        case 2: return gpu_run<2>(exec, x, bias, y);
-        default: return gpu_run<1>(exec, x, bias, y);
-      }
+      gpu_(exec, x, pack_.data(), zeros_.data(), bias, y);
     }
   }
 
  private:
-  static constexpr int gpu_pixels = 8;
   // The layer as a 1 x 1 convolution over one row of p.n pixels.
   conv2d_params row() const {
     conv2d_params r;
@@ -264,25 +250,11 @@ class fc_direct_vector_state {
     r.r = 1; r.s = 1; r.stride = 1; r.pad = 0; r.groups = 1;
     return r;
   }
-  template <int KV, class Bias>
-  void gpu_run(const Exec& exec, const float* x, const Bias& bias, float* y) const {
-    const int kgroups = kpad_ / (conv_vector_pad * KV);
-    const std::size_t items = std::size_t((p_.n + gpu_pixels - 1) / gpu_pixels) * splits_ * kgroups;
-    conv_vector_gpu_functor<KV, gpu_pixels, Bias> f{x, pack_.data(), zeros_.data(), bias, splits_ > 1 ? partial_.data() : y,
-                                                    row(), kpad_, kgroups, false, splits_, csplit_};
-    launch_range("kcnn::fc_direct_vector", exec, items * conv_vector_pad, f);
-    if (splits_ > 1) {
-      const std::size_t outputs = std::size_t(p_.n) * p_.k;
-      launch_range("kcnn::fc_direct_vector_sum", exec, outputs,
-                   conv_vector_split_sum_functor<Bias>{partial_.data(), bias, y, p_.k, splits_, outputs});
-    }
-  }
-
   conv2d_params p_;
   std::type_index layout_ = typeid(void);
   int kpad_ = 0;
-  int splits_ = 1, csplit_ = 0;
-  pack_view pack_, zeros_, partial_;
+  pack_view pack_, zeros_;
+  conv_vector_gpu_plan<Exec> gpu_;  // GPU builds
 };
 
 }  // namespace detail

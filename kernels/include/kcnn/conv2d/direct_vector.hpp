@@ -39,6 +39,7 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <string>
 #include <type_traits>
 
 namespace kcnn {
@@ -352,6 +353,69 @@ struct conv_vector_gpu_functor {
   }
 };
 
+// The GPU tile's launch for layer p (weights packed by conv_vector_pack_functor's layout, kpad
+// channels per group): KV, PX, the input-channel split of a launch too small to fill the GPU
+// (depthwise layers have no channel reduction) and its partial sums. conv2d direct_vector runs it,
+// and fc direct_vector as a 1 x 1 convolution over a row of images.
+template <class Exec>
+class conv_vector_gpu_plan {
+ public:
+  using view = Kokkos::View<float*, typename Exec::memory_space>;
+  void prepare(const conv2d_params& p, int kpad, const std::string& label) {
+    p_ = p;
+    kpad_ = kpad;
+    label_ = label;
+    sum_label_ = label + "_sum";
+    const bool depthwise = p.c_per_group() == 1 && p.k_per_group() == 1;
+    const auto unit = conv_vector_load_unit<Exec>(p);
+    const long outputs = long(p.n) * p.p() * p.q() * p.k;
+    const long threads = (long(p.n) * p.p() * p.q() + unit[0] - 1) / unit[0] * (kpad / unit[1]) *
+                         (depthwise ? 1 : p.groups) * conv_vector_pad;
+    const int cpg = p.c_per_group();
+    const int splits = depthwise ? 1 : conv_vector_gpu_splits(threads, cpg, p.r * p.s, outputs);
+    csplit_ = (cpg + splits - 1) / splits;
+    splits_ = (cpg + csplit_ - 1) / csplit_;
+    partial_ = splits_ > 1 ? view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".partial"),
+                                  std::size_t(splits_) * std::size_t(outputs))
+                           : view();
+  }
+  double workspace_bytes() const { return double(partial_.span()) * sizeof(float); }
+
+  template <class Bias>
+  void operator()(const Exec& exec, const float* x, const float* pack, const float* zeros, const Bias& bias,
+                  float* y) const {
+    switch (conv_vector_gpu_vectors(p_)) {
+      case 8: return run<8, 8>(exec, x, pack, zeros, bias, y);
+      case 4: return run<4, 8>(exec, x, pack, zeros, bias, y);
+      case 2: return run<2, 8>(exec, x, pack, zeros, bias, y);
+      default:
+        return p_.c_per_group() == 1 && p_.k_per_group() == 1 ? run<1, 4>(exec, x, pack, zeros, bias, y)
+                                                              : run<1, 8>(exec, x, pack, zeros, bias, y);
+    }
+  }
+
+ private:
+  template <int KV, int PX, class Bias>
+  void run(const Exec& exec, const float* x, const float* pack, const float* zeros, const Bias& bias, float* y) const {
+    const bool depthwise = p_.c_per_group() == 1 && p_.k_per_group() == 1;
+    const int kgroups = kpad_ / (conv_vector_pad * KV) * (depthwise ? 1 : p_.groups);
+    const long pixel_blocks = (long(p_.n) * p_.p() * p_.q() + PX - 1) / PX;
+    launch_range(label_.c_str(), exec, std::size_t(pixel_blocks) * splits_ * kgroups * conv_vector_pad,
+                 conv_vector_gpu_functor<KV, PX, Bias>{x, pack, zeros, bias, splits_ > 1 ? partial_.data() : y, p_,
+                                                       kpad_, kgroups, depthwise, splits_, csplit_});
+    if (splits_ > 1) {
+      const std::size_t outputs = std::size_t(p_.n) * p_.p() * p_.q() * p_.k;
+      launch_range(sum_label_.c_str(), exec, outputs,
+                   conv_vector_split_sum_functor<Bias>{partial_.data(), bias, y, p_.k, splits_, outputs});
+    }
+  }
+
+  conv2d_params p_;
+  int kpad_ = 0, splits_ = 1, csplit_ = 0;
+  std::string label_, sum_label_;
+  view partial_;
+};
+
 template <class Exec>
 class conv2d_direct_vector_state {
  public:
@@ -368,23 +432,11 @@ class conv2d_direct_vector_state {
     zeros_ = pack_view("kcnn::conv2d_direct_vector.zeros", std::size_t(p.c) + conv_vector_pad);
     launch_range("kcnn::conv2d_direct_vector_pack", exec, size,
                          conv_vector_pack_functor<Wt, pack_view>{wt, pack_, p, kpad_, depthwise_});
-    if constexpr (!host_backend<Exec>) {
-      // A launch too small to fill the GPU (small batches, late layers) splits its input
-      // channels (depthwise layers have no channel reduction).
-      const auto unit = conv_vector_load_unit<Exec>(p);
-      const long outputs = long(p.n) * p.p() * p.q() * p.k;
-      const long threads = (long(p.n) * p.p() * p.q() + unit[0] - 1) / unit[0] * (kpad_ / unit[1]) *
-                           (depthwise_ ? 1 : p.groups) * conv_vector_pad;
-      const int cpg = p.c_per_group();
-      const int splits = depthwise_ ? 1 : conv_vector_gpu_splits(threads, cpg, p.r * p.s, outputs);
-      csplit_ = (cpg + splits - 1) / splits;
-      splits_ = (cpg + csplit_ - 1) / csplit_;
-      if (splits_ > 1)
-        partial_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::conv2d_direct_vector.partial"),
-                             std::size_t(splits_) * std::size_t(outputs));
-    }
+    if constexpr (!host_backend<Exec>) gpu_.prepare(p, kpad_, "kcnn::conv2d_direct_vector");
   }
-  double workspace_bytes() const { return double(pack_.span() + zeros_.span() + partial_.span()) * sizeof(float); }
+  double workspace_bytes() const {
+    return double(pack_.span() + zeros_.span()) * sizeof(float) + gpu_.workspace_bytes();
+  }
 
   template <class In, class Bias, class Out>
   void operator()(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
@@ -393,7 +445,7 @@ class conv2d_direct_vector_state {
     // 56 x 56, one thread), otherwise 1 x 8 (a partial block of 2 or 3 vectors takes the slow
     // masked copy of the tile for a third of the channels).
     if constexpr (!host_backend<Exec>) {
-      gpu_launch(exec, in.view().data(), bias, out.view().data());
+      gpu_(exec, in.view().data(), pack_.data(), zeros_.data(), bias, out.view().data());
     } else {
       constexpr int dw_kv = conv_vector_depthwise_vectors<Exec>;
       if (depthwise_ && p_.k % (dw_kv * conv_vector_lanes<Exec>) == 0)
@@ -406,30 +458,6 @@ class conv2d_direct_vector_state {
   }
 
  private:
-  template <class Bias>
-  void gpu_launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
-    switch (conv_vector_gpu_vectors(p_)) {
-      case 8: return gpu_launch_kv<8, 8>(exec, x, bias, y);
-      case 4: return gpu_launch_kv<4, 8>(exec, x, bias, y);
-      case 2: return gpu_launch_kv<2, 8>(exec, x, bias, y);
-      default: return depthwise_ ? gpu_launch_kv<1, 4>(exec, x, bias, y) : gpu_launch_kv<1, 8>(exec, x, bias, y);
-    }
-  }
-  template <int KV, int PX, class Bias>
-  void gpu_launch_kv(const Exec& exec, const float* x, const Bias& bias, float* y) const {
-    const int kgroups = kpad_ / (conv_vector_pad * KV) * (depthwise_ ? 1 : p_.groups);
-    const long pixel_blocks = (long(p_.n) * p_.p() * p_.q() + PX - 1) / PX;
-    launch_range("kcnn::conv2d_direct_vector", exec, std::size_t(pixel_blocks) * splits_ * kgroups * conv_vector_pad,
-                 conv_vector_gpu_functor<KV, PX, Bias>{x, pack_.data(), zeros_.data(), bias,
-                                                       splits_ > 1 ? partial_.data() : y, p_, kpad_, kgroups,
-                                                       depthwise_, splits_, csplit_});
-    if (splits_ > 1) {
-      const std::size_t outputs = std::size_t(p_.n) * p_.p() * p_.q() * p_.k;
-      launch_range("kcnn::conv2d_direct_vector_sum", exec, outputs,
-                   conv_vector_split_sum_functor<Bias>{partial_.data(), bias, y, p_.k, splits_, outputs});
-    }
-  }
-
   template <int KV, int PX, class Bias>
   void launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
     constexpr int W = conv_vector_lanes<Exec>;
@@ -458,8 +486,8 @@ class conv2d_direct_vector_state {
   conv2d_params p_;
   bool depthwise_ = false;
   int kpad_ = 0;
-  int splits_ = 1, csplit_ = 0;  // GPU split reduction over the input channels
-  pack_view pack_, zeros_, partial_;
+  pack_view pack_, zeros_;
+  conv_vector_gpu_plan<Exec> gpu_;  // GPU builds
 };
 
 }  // namespace detail
