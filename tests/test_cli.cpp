@@ -489,6 +489,58 @@ TEST(Cli, InterruptedRunKeepsItsRowsAndResumeFinishesIt) {
   EXPECT_NE(r3.err.find("bogus.csv: not a results file of this version"), std::string::npos) << r3.err;
 }
 
+TEST(Cli, SessionRunsItsStepsInOrderUnderItsBudgetAndRecordsThem) {
+  const fs::path out = fresh_dir("kcnn_cli_session");
+  // 24 s: the first step (smoke) starts, the budget ends during it or soon after, and every step
+  // left is skipped; no ncu on this PATH. Options not the session's reach each step.
+  const auto r = run("/usr/bin/env", "PATH=/usr/bin:/bin '" + std::string(KCNN_BENCH_EXE) +
+                     "' --session first-gpu --session-minutes 0.4 --quick --no-ceilings --layout nchw --out " +
+                     out.string());
+  EXPECT_NE(r.out.find("kcnn-bench: session first-gpu on "), std::string::npos) << r.out << r.err;
+  const auto records = files_with(out, "-session.json");
+  ASSERT_EQ(records.size(), 1u) << r.out << r.err;
+  const std::string rec = slurp(records[0]);
+  const std::vector<std::string> order = {"\"smoke\"", "\"vgg16_conv3_1 ranking\"", "\"transfer\"", "\"perf_memory\"",
+                                          "\"perf_compute\"", "\"uvm_oversubscription\"",
+                                          "\"ncu smoke (model against hardware)\""};
+  std::size_t at = 0;
+  for (const auto& step : order) {
+    const auto pos = rec.find(step, at);
+    ASSERT_NE(pos, std::string::npos) << step << " in order in " << rec;
+    at = pos;
+  }
+  EXPECT_NE(rec.find("--suite smoke --quick --no-ceilings --layout nchw --out"), std::string::npos) << rec;
+  const auto smoke = rec.find("\"status\"", rec.find("\"smoke\""));
+  const std::string smoke_status = rec.substr(smoke, rec.find('\n', smoke) - smoke);
+  EXPECT_TRUE(smoke_status.find("\"ok\"") != std::string::npos ||
+              smoke_status.find("\"interrupted at the budget\"") != std::string::npos) << rec;
+  // The last steps cannot fit in what is left of 24 s.
+  const auto uvm = rec.find("\"status\"", rec.find("\"uvm_oversubscription\""));
+  const std::string skipped = "\"status\": \"skipped: budget spent\"";
+  EXPECT_EQ(rec.compare(uvm, skipped.size(), skipped), 0) << rec;
+  EXPECT_NE(rec.find("\"status\": \"skipped: ncu not on PATH\""), std::string::npos) << rec;
+  EXPECT_NE(rec.find("\"budget_minutes\": 0.4"), std::string::npos) << rec;
+  // The smoke step's rows are whole and validated, its file closed.
+  const auto csvs = files_with(out, "-smoke.csv");
+  ASSERT_EQ(csvs.size(), 1u);
+  EXPECT_TRUE(files_with(out, ".partial").empty());
+  const auto rows = lines(slurp(csvs[0]));
+  ASSERT_GT(rows.size(), 1u);
+  const auto head = split(rows[0], ',');
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(split(rows[i], ',')[col(head, "status")], "ok") << rows[i];
+    EXPECT_EQ(split(rows[i], ',')[col(head, "layout")], "nchw") << rows[i];
+  }
+  // Its own options are refused with anything that would choose the suites.
+  const auto bad = run(KCNN_BENCH_EXE, "--session first-gpu --suite smoke");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--session runs its own suites"), std::string::npos) << bad.err;
+  const auto unknown = run(KCNN_BENCH_EXE, "--session second-gpu");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("--session: unknown session 'second-gpu' (valid: first-gpu)"), std::string::npos)
+      << unknown.err;
+}
+
 TEST(Cli, CrashLeavesTheFinishedRowsReadable) {
   const fs::path out = fresh_dir("kcnn_cli_crash");
   const fs::path suite = write_suite("kcnn_cli_crash", "t,act,relu,2,4,8,8,,,,,,\nt,conv,conv2d,2,4,8,8,4,3,3,1,1,1\n");

@@ -111,6 +111,14 @@ layers of a suite: validate against the host reference, then time. Writes
   --memory-limit MIB   with --memory-plan: also a swap plan that keeps the peak under MIB
   --network            run network suites as validated forward passes: per-layer cases first,
                        then the uniform nchw, nhwc and chwn plans and the per-layer plan
+  --session NAME       a whole session in one command, under a time budget: `first-gpu`
+                       (docs/gpu-session.md) runs the smoke suite, the VGG-16 conv3_1 ranking at
+                       batch 32, transfer, perf_memory, perf_compute and the UVM study (each a
+                       kcnn-bench of its own, the other options passed on), with ncu on PATH the
+                       smoke suite under Nsight Compute (<stamp>-ncu-smoke.csv), then writes
+                       <out>/<device>/<stamp>-session.json and runs kcnn-report on that folder
+  --session-minutes M  the session's budget (default 30): a step that would overrun it is
+                       interrupted (its rows so far are kept), the steps after it are skipped
   --ceilings           only measure the device's ceilings (stream copy and triad bandwidth,
                        FMA peak, KokkosBlas::gemm rate): printed, and written as op `ceiling`
                        rows; every other run measures them first for its roofline_pct
@@ -171,6 +179,8 @@ options parse_options(int argc, char** argv) {
     else if (a == "--memory-plan") { flag_only(); o.memory_plan = true; }
     else if (a == "--memory-limit") o.memory_limit_mib = parse_double(a, need());
     else if (a == "--network") { flag_only(); o.network = true; }
+    else if (a == "--session") o.session = need();
+    else if (a == "--session-minutes") o.session_minutes = parse_double(a, need());
     else if (a == "--ceilings") { flag_only(); o.ceilings_only = true; }
     else if (a == "--no-ceilings") { flag_only(); o.no_ceilings = true; }
     else if (a == "--resume") { o.resume = need(); if (o.resume.empty()) throw usage_error("--resume: empty path"); }
@@ -218,6 +228,13 @@ options parse_options(int argc, char** argv) {
   }
   if (o.max_reps < o.min_reps) throw usage_error("--max-reps must be >= --min-reps");
   if (o.ceilings_only && o.no_ceilings) throw usage_error("--ceilings and --no-ceilings exclude each other");
+  if (!o.session.empty()) {
+    if (o.session != "first-gpu") throw usage_error("--session: unknown session '" + o.session + "' (valid: first-gpu)");
+    if (o.suites_given || o.batch || o.list || o.catalogue || o.memory_plan || o.network || o.ceilings_only ||
+        !o.resume.empty() || o.mpi != mpi_mode::none)
+      throw usage_error("--session runs its own suites: it takes no --suite, --batch, --list, --catalogue, "
+                        "--memory-plan, --network, --ceilings, --resume or --mpi");
+  }
   // Ops and variants are validated against the registry (known only once layers registered).
   std::vector<std::string> ops, variants;
   for (const auto& op : registry::instance().ops()) ops.push_back(op.name);

@@ -29,6 +29,8 @@ struct options {
   bool memory_plan = false;           // --memory-plan: the memory-planning table instead of cases
   double memory_limit_mib = 0;        // --memory-limit: add a swap plan under this limit
   bool network = false;               // --network: whole-network forward passes
+  std::string session;                // --session NAME: a sequence of runs under a time budget
+  double session_minutes = 30;        // --session-minutes: that budget
   bool ceilings_only = false;         // --ceilings: measure the device's ceilings and exit
   bool no_ceilings = false;           // --no-ceilings: skip them (roofline_pct stays empty)
   std::string resume;                 // --resume FILE: skip its ok cases, append the rest to it

@@ -44,4 +44,8 @@ struct measured_case {
 int run_network_plans(const options& opt, const std::vector<suite>& suites,
                       const std::vector<measured_case>& measured, results_writer& writer, const case_settings& settings);
 
+// --session NAME: a sequence of kcnn-bench runs (child processes) under --session-minutes,
+// then the session's record (<out>/<device>/<stamp>-session.json) and kcnn-report's report.
+int run_session_mode(int argc, char** argv, const options& opt);
+
 }  // namespace kcnn::bench

@@ -1,5 +1,5 @@
 // kcnn-bench's top level: parse the command line, load the suites, then one mode: --help,
-// --list, --catalogue, --ceilings, --memory-plan (modes/), or the benchmark run
+// --list, --catalogue, --session, --ceilings, --memory-plan (modes/), or the benchmark run
 // (benchmark_run.cpp, with --network's forward passes after it). With --mpi, --resume and the
 // shard split are agreed here, before the run.
 #include "run/runner.hpp"
@@ -128,6 +128,7 @@ int run(int argc, char** argv) {
     std::cout << catalogue_markdown(registry::instance());
     return 0;
   }
+  if (!opt.session.empty()) return run_session_mode(argc, argv, opt);
   if ((opt.memory_plan || opt.network) && !opt.suites_given) opt.suites = {"all"};
 
   std::vector<suite> suites;

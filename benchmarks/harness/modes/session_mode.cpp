@@ -1,0 +1,267 @@
+// --session first-gpu: docs/gpu-session.md's sequence in one command, under a time budget. Each
+// step is a child kcnn-bench (this executable) with its own suite and options, so that a failed or
+// interrupted step leaves the others' files; the steps run in order of value while the budget
+// lasts, a step that would overrun it is interrupted (SIGTERM: the case running is written and the
+// files are closed), and the rest are skipped. Then the session's record and kcnn-report's report.
+#include "modes/modes.hpp"
+
+#include "device/context.hpp"
+#include "results/json.hpp"
+
+#include <chrono>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace kcnn::bench {
+
+namespace {
+
+namespace fs = std::filesystem;
+using session_clock = std::chrono::steady_clock;
+
+struct session_step {
+  std::string name;
+  std::vector<std::string> argv;  // argv[0] is the program
+  std::string skip_reason;        // not empty: not run, and why
+  std::string stdout_file;        // not empty: the step's standard output goes there
+};
+
+// The Nsight Compute metrics docs/gpu-session.md maps onto the model's columns.
+const char* const ncu_metrics =
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,"
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,"
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,"
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,"
+    "launch__grid_size,launch__block_size,gpu__time_duration.sum";
+
+std::string find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    const fs::path p = fs::path(dir) / program;
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return {};
+}
+
+std::string self_executable(const char* argv0) {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(argv0) : p.string();
+}
+
+std::string shell_words(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (!s.empty()) s += ' ';
+    s += a.find_first_of(" \t'\"$") == std::string::npos ? a : "'" + a + "'";
+  }
+  return s;
+}
+
+struct step_outcome {
+  std::string status;  // ok, failed (exit N), interrupted at the budget, skipped: ...
+  double seconds = 0;
+};
+
+// Runs argv as a child until it ends or the deadline passes; at the deadline SIGTERM, then
+// SIGKILL after a grace period.
+step_outcome run_step(const session_step& step, session_clock::time_point deadline) {
+  const auto start = session_clock::now();
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0) return {"failed (fork: " + std::string(std::strerror(errno)) + ")", 0};
+  if (pid == 0) {
+    if (!step.stdout_file.empty()) {
+      const int fd = ::open(step.stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) ::dup2(fd, STDOUT_FILENO);
+    }
+    std::vector<char*> args;
+    for (const auto& a : step.argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    std::fprintf(stderr, "kcnn-bench: --session: cannot run %s: %s\n", args[0], std::strerror(errno));
+    std::_Exit(127);
+  }
+  const auto grace = std::chrono::seconds(30);
+  bool terminated = false, killed = false;
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return {"failed (waitpid: " + std::string(std::strerror(errno)) + ")", 0};
+    const auto now = session_clock::now();
+    if (!terminated && now >= deadline) {
+      ::kill(pid, SIGTERM);
+      terminated = true;
+    } else if (terminated && !killed && now >= deadline + grace) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  step_outcome o;
+  o.seconds = std::chrono::duration<double>(session_clock::now() - start).count();
+  if (terminated) o.status = "interrupted at the budget";
+  else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) o.status = "ok";
+  else if (WIFEXITED(status)) o.status = "failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+  else o.status = "failed (signal " + std::to_string(WTERMSIG(status)) + ")";
+  return o;
+}
+
+// The model runs of this GPU committed with the sources (results/gpu-model-<gpu>-...), for the
+// report's model-against-measurement section.
+std::vector<std::string> committed_model_runs(const std::string& device_slug) {
+  std::vector<std::string> out;
+  const fs::path results = fs::path(KCNN_SOURCE_DIR) / "results";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(results, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || name.rfind("gpu-model-", 0) != 0) continue;
+    const std::string gpu = name.substr(10, name.find('-', 10) - 10);  // h100 of gpu-model-h100-sxm
+    if (!gpu.empty() && device_slug.find(gpu) != std::string::npos) out.push_back(e.path().string());
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_session_mode(int argc, char** argv, const options& opt) {
+  const device_info device = query_device();
+  const std::string self = self_executable(argv[0]);
+  const fs::path device_dir = fs::path(opt.out) / device.slug;
+  fs::create_directories(device_dir);
+  const std::string stamp = utc_stamp();
+
+  // Every option the session did not consume goes to each step (--out, --quick, --cold, ...).
+  std::vector<std::string> common;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--session" || a == "--session-minutes") { ++i; continue; }
+    if (a.rfind("--session=", 0) == 0 || a.rfind("--session-minutes=", 0) == 0) continue;
+    common.push_back(a);
+  }
+  auto bench_step = [&](std::string name, std::vector<std::string> args) {
+    session_step s{std::move(name), {self}, {}, {}};
+    s.argv.insert(s.argv.end(), args.begin(), args.end());
+    s.argv.insert(s.argv.end(), common.begin(), common.end());
+    return s;
+  };
+  std::vector<session_step> steps = {
+      bench_step("smoke", {"--suite", "smoke"}),
+      bench_step("vgg16_conv3_1 ranking", {"--suite", "vgg16_conv3_1", "--batch", "32"}),
+      bench_step("transfer", {"--suite", "transfer"}),
+      bench_step("perf_memory", {"--suite", "perf_memory"}),
+      bench_step("perf_compute", {"--suite", "perf_compute"}),
+      bench_step("uvm_oversubscription", {"--suite", "uvm_oversubscription", "--uvm-cap", "8"}),
+  };
+  // Nsight Compute over the smoke suite (one replay per kernel: --quick, no ceilings), its rows in
+  // a folder of their own (profiled times are not timings), its metrics in ncu-smoke.csv.
+  session_step ncu{"ncu smoke (model against hardware)", {}, {}, {}};
+  const std::string ncu_path = find_on_path("ncu");
+  if (ncu_path.empty()) {
+    ncu.skip_reason = "skipped: ncu not on PATH";
+  } else {
+    ncu.argv = {ncu_path, "--csv", "--metrics", ncu_metrics, self, "--suite", "smoke", "--quick",
+                "--no-ceilings", "--out", (fs::path(opt.out) / "ncu-profiled").string()};
+    ncu.stdout_file = (device_dir / (stamp + "-ncu-smoke.csv")).string();
+  }
+  steps.push_back(ncu);
+
+  const auto start = session_clock::now();
+  const auto budget = std::chrono::duration_cast<session_clock::duration>(
+      std::chrono::duration<double>(opt.session_minutes * 60.0));
+  // The report's minute is kept out of the steps' budget; a step is not started with under 20 s.
+  const auto report_reserve = std::chrono::duration_cast<session_clock::duration>(
+      std::chrono::duration<double>(std::min(60.0, opt.session_minutes * 60.0 * 0.1)));
+  const auto steps_deadline = start + budget - report_reserve;
+  std::cout << "kcnn-bench: session " << opt.session << " on " << device.name << ", budget "
+            << opt.session_minutes << " min, results under " << device_dir.string() << "\n";
+
+  json record_steps = json::array();
+  int failed = 0;
+  for (const auto& step : steps) {
+    step_outcome o;
+    if (!step.skip_reason.empty()) {
+      o.status = step.skip_reason;
+    } else if (steps_deadline - session_clock::now() < std::chrono::seconds(20)) {
+      o.status = "skipped: budget spent";
+    } else {
+      std::cout << "kcnn-bench: session step '" << step.name << "': " << shell_words(step.argv) << "\n";
+      o = run_step(step, steps_deadline);
+    }
+    if (o.status.rfind("failed", 0) == 0) ++failed;
+    std::cout << "kcnn-bench: session step '" << step.name << "': " << o.status << " (" << std::fixed
+              << std::setprecision(1) << o.seconds << " s)\n";
+    record_steps.push(json::object()
+                               .set("step", step.name)
+                               .set("command", step.argv.empty() ? std::string() : shell_words(step.argv))
+                               .set("status", o.status)
+                               .set("seconds", o.seconds));
+  }
+
+  // The report over everything this device's folder holds, with the committed model runs of
+  // the same GPU beside it.
+  std::string report_status;
+  std::string report = std::getenv("KCNN_REPORT") ? std::getenv("KCNN_REPORT") : "";
+  if (report.empty()) {
+    const fs::path beside = fs::path(self).parent_path().parent_path() / "reports" / "kcnn-report";
+    report = fs::exists(beside) ? beside.string() : find_on_path("kcnn-report");
+  }
+  const fs::path report_dir = device_dir / "report";
+  bool any_results = false;
+  for (const auto& e : fs::directory_iterator(device_dir))
+    any_results = any_results || e.path().extension() == ".csv";
+  if (!any_results) {
+    report_status = "skipped: no results";
+  } else if (report.empty()) {
+    report_status = "skipped: kcnn-report not found (set KCNN_REPORT)";
+  } else {
+    session_step r{"report", {report, device_dir.string()}, {}, {}};
+    for (const auto& m : committed_model_runs(device.slug)) r.argv.push_back(m);
+    r.argv.insert(r.argv.end(), {"-o", report_dir.string()});
+    std::cout << "kcnn-bench: session report: " << shell_words(r.argv) << "\n";
+    const step_outcome o = run_step(r, session_clock::now() + std::chrono::minutes(5));
+    report_status = o.status == "ok" ? report_dir.string() + "/index.html" : o.status;
+    if (o.status != "ok") ++failed;
+  }
+
+  const double total_s = std::chrono::duration<double>(session_clock::now() - start).count();
+  const fs::path record = device_dir / (stamp + "-session.json");
+  {
+    std::ofstream f(record.string() + ".partial");
+    f << json::object()
+             .set("session", opt.session)
+             .set("device", device.name)
+             .set("timestamp", utc_iso8601())
+             .set("budget_minutes", opt.session_minutes)
+             .set("seconds", total_s)
+             .set("steps", record_steps)
+             .set("report", report_status)
+             .dump(2)
+      << "\n";
+    if (!f) throw std::runtime_error("cannot write " + record.string());
+  }
+  fs::rename(record.string() + ".partial", record);
+  std::cout << "kcnn-bench: session " << opt.session << " done in " << std::fixed << std::setprecision(0)
+            << total_s << " s: " << record.string() << "; report: " << report_status << "\n";
+  return failed ? 1 : 0;
+}
+
+}  // namespace kcnn::bench
