@@ -9,8 +9,7 @@
 # result variables are empty and <how_var> says why.
 #
 # Run as a script (cmake [-DKCNN_CUDA_ARCH=...] -P KcnnCudaArch.cmake) it prints
-# `cc=<cc> kokkos=<arch> how=<how>` and exits 1 when nothing was found: the first-run script and
-# the tests (a fake nvidia-smi on PATH) use that.
+# `cc=<cc> kokkos=<arch> how=<how>`, and exits 1 when nothing was found: what configure would take.
 
 set(_kcnn_cuda_arches
   50 MAXWELL50 52 MAXWELL52 53 MAXWELL53 60 PASCAL60 61 PASCAL61 70 VOLTA70 72 VOLTA72

@@ -491,10 +491,10 @@ TEST(Cli, InterruptedRunKeepsItsRowsAndResumeFinishesIt) {
 
 TEST(Cli, SessionRunsItsStepsInOrderUnderItsBudgetAndRecordsThem) {
   const fs::path out = fresh_dir("kcnn_cli_session");
-  // 24 s: the first step (smoke) starts, the budget ends during it or soon after, and every step
+  // 30 s: the first step (smoke) starts, the budget ends during it or soon after, and every step
   // left is skipped; no ncu on this PATH. Options not the session's reach each step.
   const auto r = run("/usr/bin/env", "PATH=/usr/bin:/bin '" + std::string(KCNN_BENCH_EXE) +
-                     "' --session first-gpu --session-minutes 0.4 --quick --no-ceilings --layout nchw --out " +
+                     "' --session first-gpu --session-minutes 0.5 --quick --no-ceilings --layout nchw --out " +
                      out.string());
   EXPECT_NE(r.out.find("kcnn-bench: session first-gpu on "), std::string::npos) << r.out << r.err;
   const auto records = files_with(out, "-session.json");
@@ -514,12 +514,12 @@ TEST(Cli, SessionRunsItsStepsInOrderUnderItsBudgetAndRecordsThem) {
   const std::string smoke_status = rec.substr(smoke, rec.find('\n', smoke) - smoke);
   EXPECT_TRUE(smoke_status.find("\"ok\"") != std::string::npos ||
               smoke_status.find("\"interrupted at the budget\"") != std::string::npos) << rec;
-  // The last steps cannot fit in what is left of 24 s.
+  // The last steps cannot fit in what is left of 30 s.
   const auto uvm = rec.find("\"status\"", rec.find("\"uvm_oversubscription\""));
   const std::string skipped = "\"status\": \"skipped: budget spent\"";
   EXPECT_EQ(rec.compare(uvm, skipped.size(), skipped), 0) << rec;
   EXPECT_NE(rec.find("\"status\": \"skipped: ncu not on PATH\""), std::string::npos) << rec;
-  EXPECT_NE(rec.find("\"budget_minutes\": 0.4"), std::string::npos) << rec;
+  EXPECT_NE(rec.find("\"budget_minutes\": 0.5"), std::string::npos) << rec;
   // The smoke step's rows are whole and validated, its file closed.
   const auto csvs = files_with(out, "-smoke.csv");
   ASSERT_EQ(csvs.size(), 1u);
@@ -539,6 +539,65 @@ TEST(Cli, SessionRunsItsStepsInOrderUnderItsBudgetAndRecordsThem) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.err.find("--session: unknown session 'second-gpu' (valid: first-gpu)"), std::string::npos)
       << unknown.err;
+}
+
+TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
+  const fs::path out = fresh_dir("kcnn_cli_session_ncu");
+  // A stand-in for Nsight Compute: writes a CSV where --log-file says, then runs the target.
+  const fs::path bin = kcnn_test_tmp() / "kcnn_cli_fake_ncu";
+  fs::create_directories(bin);
+  std::ofstream(bin / "ncu") << "#!/bin/sh\nlog=''\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in\n"
+                                "    --log-file) log=$2; shift 2 ;;\n    --metrics) m=$2; shift 2 ;;\n"
+                                "    --csv) shift ;;\n    *) break ;;\n  esac\ndone\n"
+                                "printf '\"ID\",\"Metric Name\",\"Metric Value\"\\n\"0\",\"%s\",\"1\"\\n' \"$m\" > \"$log\"\n"
+                                "exec \"$@\"\n";
+  fs::permissions(bin / "ncu", fs::perms::owner_all);
+  // Only concat: the smoke step and the profiled smoke run are short, the other suites have no
+  // concat and fail at once (exit 2), which the record says.
+  const auto r = run("/usr/bin/env", "PATH=" + bin.string() + ":/usr/bin:/bin '" + std::string(KCNN_BENCH_EXE) +
+                     "' --session first-gpu --session-minutes 5 --quick --no-ceilings --op concat --layout nchw --out " +
+                     out.string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;  // the steps without concat failed
+  const auto records = files_with(out, "-session.json");
+  ASSERT_EQ(records.size(), 1u) << r.out << r.err;
+  const std::string rec = slurp(records[0]);
+  const auto ncu_at = rec.find("\"ncu smoke (model against hardware)\"");
+  ASSERT_NE(ncu_at, std::string::npos) << rec;
+  EXPECT_NE(rec.find("\"status\": \"ok\"", ncu_at), std::string::npos) << rec;
+  EXPECT_NE(rec.find("\"status\": \"failed (exit 2)\""), std::string::npos) << rec;
+  const auto metrics = files_with(out, "-ncu-smoke.csv");
+  ASSERT_EQ(metrics.size(), 1u);
+  EXPECT_EQ(metrics[0].parent_path(), records[0].parent_path()) << "beside the session's results";
+  EXPECT_NE(slurp(metrics[0]).find("dram__bytes_read.sum"), std::string::npos);
+  // The profiled run's rows are apart from the timed ones, and validated.
+  const auto profiled = files_with(out / "ncu-profiled", "-smoke.csv");
+  ASSERT_EQ(profiled.size(), 1u);
+  const auto rows = lines(slurp(profiled[0]));
+  ASSERT_GT(rows.size(), 1u);
+  const auto head = split(rows[0], ',');
+  for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(split(rows[i], ',')[col(head, "op")], "concat");
+  // The report went through, the metrics CSV beside the results notwithstanding.
+  EXPECT_NE(rec.find("report/index.html\""), std::string::npos) << rec;
+  EXPECT_TRUE(fs::exists(records[0].parent_path() / "report" / "index.html"));
+}
+
+TEST(Cli, SessionInterruptedBySigintStopsItsStepAndRecordsIt) {
+  const fs::path out = fresh_dir("kcnn_cli_session_int");
+  // SIGINT reaches the session only (its steps run in process groups of their own): it passes
+  // the signal on, the step closes its files, the rest is skipped and the record written.
+  const auto r = run("/usr/bin/timeout", "--preserve-status -s INT 4 '" + std::string(KCNN_BENCH_EXE) +
+                     "' --session first-gpu --session-minutes 10 --quick --no-ceilings --out " + out.string());
+  EXPECT_EQ(r.code, 130) << r.out << r.err;
+  const auto records = files_with(out, "-session.json");
+  ASSERT_EQ(records.size(), 1u) << r.out << r.err;
+  const std::string rec = slurp(records[0]);
+  EXPECT_NE(rec.find("\"status\": \"interrupted by signal 2\""), std::string::npos) << rec;
+  EXPECT_NE(rec.find("\"status\": \"skipped: session interrupted\""), std::string::npos) << rec;
+  EXPECT_NE(rec.find("\"report\": \"skipped: session interrupted\""), std::string::npos) << rec;
+  EXPECT_TRUE(files_with(out, ".partial").empty());
+  const auto contexts = files_with(out, "-smoke.json");
+  ASSERT_EQ(contexts.size(), 1u);
+  EXPECT_NE(slurp(contexts[0]).find("\"interrupted\": true"), std::string::npos);
 }
 
 TEST(Cli, CrashLeavesTheFinishedRowsReadable) {

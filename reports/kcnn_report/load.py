@@ -64,14 +64,25 @@ class ReportError(Exception):
     """Bad input: the message names the file and, where it applies, the column."""
 
 
+def is_results_csv(path):
+    """A kcnn results file starts with its run_id column; other CSVs (Nsight Compute's beside a
+    session's results, say) are not results."""
+    try:
+        with open(path, newline="") as f:
+            return f.readline().startswith("run_id,")
+    except OSError:
+        return False
+
+
 def expand(paths):
-    """Files and folders (searched recursively for *.csv) -> sorted list of CSV files."""
+    """Files and folders (searched recursively for results *.csv) -> sorted list of CSV files."""
     files = []
     for p in paths:
         if os.path.isdir(p):
             found = []
             for root, _dirs, names in os.walk(p):
-                found += [os.path.join(root, n) for n in names if n.endswith(".csv")]
+                found += [os.path.join(root, n) for n in names
+                          if n.endswith(".csv") and is_results_csv(os.path.join(root, n))]
             if not found:
                 raise ReportError(f"{p}: no results CSV files in this folder")
             files += sorted(found)

@@ -128,9 +128,14 @@ expect_output "no GPU and no KCNN_CUDA_ARCH refused" 'needs the GPU.s architectu
 out=$(configure installed "$work/gpu:$base" -DKCNN_KOKKOS_FROM=installed)
 expect_output "KCNN_KOKKOS_FROM=installed refuses an unsuitable Kokkos" \
   'KCNN_KOKKOS_FROM=installed, but (Kokkos [0-9.]+ at .* is not in \[4\.7\.03, 5\)|find_package\(Kokkos\) found none|Kokkos at .* has no CUDA backend)' "$out"
-out=$(configure auto "$work/gpu:$base" -DFETCHCONTENT_SOURCE_DIR_KOKKOS="$work/none")
+out=$(configure auto "$work/gpu:$work/nvcc:$base" -DFETCHCONTENT_SOURCE_DIR_KOKKOS="$work/none")
 expect_output "auto passes an unsuitable Kokkos over for the fetch" \
   'kcnn: no suitable installed Kokkos \(.*\): fetching Kokkos 4\.7\.03 and Kokkos Kernels 4\.7\.03' "$out"
+if [[ $have_system_nvcc == 0 ]]; then
+  out=$(env -u CUDA_ROOT PATH="$work/gpu:$base" "$cmake_exe" -S "$src" -B "$work/cfg-no-nvcc" -DKCNN_CUDA=ON \
+        -DKCNN_BUILD_TESTS=OFF -DKCNN_BUILD_BENCHMARKS=OFF -DKCNN_KOKKOS_FROM=fetch 2>&1)
+  expect_output "a fetch without nvcc on PATH refused" 'nvcc_wrapper, which runs nvcc from PATH: nvcc is not on PATH' "$out"
+fi
 
 rm -rf "$work"
 if [[ $failures -gt 0 ]]; then

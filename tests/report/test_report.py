@@ -247,6 +247,21 @@ def test_report_from_a_folder_of_one_device(tmp_path):
     assert "One device only" in (out / "report.md").read_text()
 
 
+def test_a_folder_s_other_csv_files_are_not_results(tmp_path):
+    # A GPU session leaves Nsight Compute's CSV beside its results: the folder still reports, and
+    # a folder of nothing but such files is still refused.
+    synthetic.write(str(tmp_path / "res" / "dev"), "r1", synthetic.device_rows(A), synthetic.CEILINGS_A)
+    ncu = '"ID","Process ID","Process Name","Host Name","Kernel Name","Metric Name","Metric Value"\n'
+    (tmp_path / "res" / "dev" / "20261126T150000Z-ncu-smoke.csv").write_text(ncu)
+    out = tmp_path / "rep"
+    assert cli.main([str(tmp_path / "res"), "-o", str(out)]) == 0
+    assert "One device only" in (out / "report.md").read_text()
+    (tmp_path / "only").mkdir()
+    (tmp_path / "only" / "ncu.csv").write_text(ncu)
+    r = run_cli(str(tmp_path / "only"), "-o", str(tmp_path / "rep2"))
+    assert r.returncode == 2 and "no results CSV files in this folder" in r.stderr
+
+
 def test_default_report_refers_to_the_pngs_beside_it(tmp_path, two_devices):
     out = tmp_path / "report"
     assert run_cli(*two_devices, "-o", str(out)).returncode == 0

@@ -117,8 +117,11 @@ layers of a suite: validate against the host reference, then time. Writes
                        kcnn-bench of its own, the other options passed on), with ncu on PATH the
                        smoke suite under Nsight Compute (<stamp>-ncu-smoke.csv), then writes
                        <out>/<device>/<stamp>-session.json and runs kcnn-report on that folder
-  --session-minutes M  the session's budget (default 30): a step that would overrun it is
-                       interrupted (its rows so far are kept), the steps after it are skipped
+  --session-minutes M  the session's budget (default 30), report included: a step that would
+                       overrun it is interrupted (its rows so far are kept), the steps after it
+                       are skipped
+  --print-device       print the device's results folder name and its name (tab-separated) and
+                       exit
   --ceilings           only measure the device's ceilings (stream copy and triad bandwidth,
                        FMA peak, KokkosBlas::gemm rate): printed, and written as op `ceiling`
                        rows; every other run measures them first for its roofline_pct
@@ -180,7 +183,8 @@ options parse_options(int argc, char** argv) {
     else if (a == "--memory-limit") o.memory_limit_mib = parse_double(a, need());
     else if (a == "--network") { flag_only(); o.network = true; }
     else if (a == "--session") o.session = need();
-    else if (a == "--session-minutes") o.session_minutes = parse_double(a, need());
+    else if (a == "--session-minutes") { o.session_minutes = parse_double(a, need()); o.session_minutes_given = true; }
+    else if (a == "--print-device") { flag_only(); o.print_device = true; }
     else if (a == "--ceilings") { flag_only(); o.ceilings_only = true; }
     else if (a == "--no-ceilings") { flag_only(); o.no_ceilings = true; }
     else if (a == "--resume") { o.resume = need(); if (o.resume.empty()) throw usage_error("--resume: empty path"); }
@@ -228,6 +232,7 @@ options parse_options(int argc, char** argv) {
   }
   if (o.max_reps < o.min_reps) throw usage_error("--max-reps must be >= --min-reps");
   if (o.ceilings_only && o.no_ceilings) throw usage_error("--ceilings and --no-ceilings exclude each other");
+  if (o.session_minutes_given && o.session.empty()) throw usage_error("--session-minutes needs --session");
   if (!o.session.empty()) {
     if (o.session != "first-gpu") throw usage_error("--session: unknown session '" + o.session + "' (valid: first-gpu)");
     if (o.suites_given || o.batch || o.list || o.catalogue || o.memory_plan || o.network || o.ceilings_only ||

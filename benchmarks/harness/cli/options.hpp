@@ -31,6 +31,8 @@ struct options {
   bool network = false;               // --network: whole-network forward passes
   std::string session;                // --session NAME: a sequence of runs under a time budget
   double session_minutes = 30;        // --session-minutes: that budget
+  bool session_minutes_given = false;
+  bool print_device = false;          // --print-device: the device's results folder and name
   bool ceilings_only = false;         // --ceilings: measure the device's ceilings and exit
   bool no_ceilings = false;           // --no-ceilings: skip them (roofline_pct stays empty)
   std::string resume;                 // --resume FILE: skip its ok cases, append the rest to it

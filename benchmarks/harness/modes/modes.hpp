@@ -46,6 +46,7 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
 
 // --session NAME: a sequence of kcnn-bench runs (child processes) under --session-minutes,
 // then the session's record (<out>/<device>/<stamp>-session.json) and kcnn-report's report.
+// Called before Kokkos is initialised (the steps need the device); argv still holds --kokkos-*.
 int run_session_mode(int argc, char** argv, const options& opt);
 
 }  // namespace kcnn::bench

@@ -2,7 +2,9 @@
 // step is a child kcnn-bench (this executable) with its own suite and options, so that a failed or
 // interrupted step leaves the others' files; the steps run in order of value while the budget
 // lasts, a step that would overrun it is interrupted (SIGTERM: the case running is written and the
-// files are closed), and the rest are skipped. Then the session's record and kcnn-report's report.
+// files are closed; SIGKILL after a grace period), and the rest are skipped. Then the session's
+// record and kcnn-report's report, all within the budget. The session itself never initialises
+// Kokkos: the device stays free for its steps (a GPU in exclusive-process mode takes one process).
 #include "modes/modes.hpp"
 
 #include "device/context.hpp"
@@ -20,8 +22,8 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,11 +34,13 @@ namespace {
 namespace fs = std::filesystem;
 using session_clock = std::chrono::steady_clock;
 
+volatile std::sig_atomic_t session_signal = 0;  // SIGINT or SIGTERM received by the session
+extern "C" void on_session_signal(int sig) { session_signal = sig; }
+
 struct session_step {
   std::string name;
   std::vector<std::string> argv;  // argv[0] is the program
   std::string skip_reason;        // not empty: not run, and why
-  std::string stdout_file;        // not empty: the step's standard output goes there
 };
 
 // The Nsight Compute metrics docs/gpu-session.md maps onto the model's columns.
@@ -79,50 +83,85 @@ struct step_outcome {
   double seconds = 0;
 };
 
-// Runs argv as a child until it ends or the deadline passes; at the deadline SIGTERM, then
-// SIGKILL after a grace period.
-step_outcome run_step(const session_step& step, session_clock::time_point deadline) {
+// Runs argv as a child, in a process group of its own (ncu's profiled child goes with it), until
+// it ends, the session is signalled, or terminate_at passes: then SIGTERM to the group, and
+// SIGKILL after the grace period.
+step_outcome run_step(const session_step& step, session_clock::time_point terminate_at,
+                      session_clock::duration grace) {
   const auto start = session_clock::now();
+  std::vector<char*> args;  // built before fork: the child only execs
+  for (const auto& a : step.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   std::cout.flush();
   std::cerr.flush();
   const pid_t pid = ::fork();
   if (pid < 0) return {"failed (fork: " + std::string(std::strerror(errno)) + ")", 0};
   if (pid == 0) {
-    if (!step.stdout_file.empty()) {
-      const int fd = ::open(step.stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) ::dup2(fd, STDOUT_FILENO);
-    }
-    std::vector<char*> args;
-    for (const auto& a : step.argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
+    ::setpgid(0, 0);
     ::execv(args[0], args.data());
-    std::fprintf(stderr, "kcnn-bench: --session: cannot run %s: %s\n", args[0], std::strerror(errno));
-    std::_Exit(127);
+    const char msg[] = "kcnn-bench: --session: cannot start a step\n";
+    (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
+    ::_exit(127);
   }
-  const auto grace = std::chrono::seconds(30);
+  ::setpgid(pid, pid);  // also here: no signal may reach the group before the child made it
   bool terminated = false, killed = false;
+  int by_signal = 0;
+  auto terminated_at = start;
   int status = 0;
   for (;;) {
     const pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
     if (r < 0 && errno != EINTR) return {"failed (waitpid: " + std::string(std::strerror(errno)) + ")", 0};
     const auto now = session_clock::now();
-    if (!terminated && now >= deadline) {
-      ::kill(pid, SIGTERM);
+    if (!terminated && (session_signal || now >= terminate_at)) {
+      by_signal = session_signal;
+      ::kill(-pid, SIGTERM);
       terminated = true;
-    } else if (terminated && !killed && now >= deadline + grace) {
-      ::kill(pid, SIGKILL);
+      terminated_at = now;
+    } else if (terminated && !killed && now >= terminated_at + grace) {
+      ::kill(-pid, SIGKILL);
       killed = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   step_outcome o;
   o.seconds = std::chrono::duration<double>(session_clock::now() - start).count();
-  if (terminated) o.status = "interrupted at the budget";
-  else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) o.status = "ok";
-  else if (WIFEXITED(status)) o.status = "failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
-  else o.status = "failed (signal " + std::to_string(WTERMSIG(status)) + ")";
+  if (terminated) {
+    o.status = by_signal ? "interrupted by signal " + std::to_string(by_signal) : "interrupted at the budget";
+    if (killed) o.status += " (killed after the grace period: its .csv.partial holds the finished cases)";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    o.status = "ok";
+  } else if (WIFEXITED(status)) {
+    o.status = "failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+  } else {
+    o.status = "failed (signal " + std::to_string(WTERMSIG(status)) + ")";
+  }
   return o;
+}
+
+// The device's results folder name and name, from a child kcnn-bench --print-device (this process
+// does not touch the device).
+std::pair<std::string, std::string> device_of(const std::string& self, const std::vector<std::string>& kokkos_args) {
+  std::vector<std::string> cmd = {self, "--print-device"};
+  cmd.insert(cmd.end(), kokkos_args.begin(), kokkos_args.end());
+  std::string quoted;
+  for (const auto& a : cmd) {
+    std::string q = "'";
+    for (char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    quoted += (quoted.empty() ? "" : " ") + q + "'";
+  }
+  FILE* p = ::popen(quoted.c_str(), "r");
+  if (!p) throw std::runtime_error("--session: cannot run " + self + " --print-device");
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  const int st = ::pclose(p);
+  const auto tab = out.find('\t');
+  if (st != 0 || tab == std::string::npos)
+    throw std::runtime_error("--session: " + self + " --print-device did not name the device: " + out);
+  std::string name = out.substr(tab + 1);
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+  return {out.substr(0, tab), name};
 }
 
 // The model runs of this GPU committed with the sources (results/gpu-model-<gpu>-...), for the
@@ -143,22 +182,25 @@ std::vector<std::string> committed_model_runs(const std::string& device_slug) {
 }  // namespace
 
 int run_session_mode(int argc, char** argv, const options& opt) {
-  const device_info device = query_device();
+  const auto start = session_clock::now();
   const std::string self = self_executable(argv[0]);
-  const fs::path device_dir = fs::path(opt.out) / device.slug;
-  fs::create_directories(device_dir);
-  const std::string stamp = utc_stamp();
-
-  // Every option the session did not consume goes to each step (--out, --quick, --cold, ...).
-  std::vector<std::string> common;
+  // Every option the session did not consume goes to each step (--out, --quick, --cold, filters,
+  // --kokkos-*), the Kokkos ones also to the device query.
+  std::vector<std::string> common, kokkos_args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--session" || a == "--session-minutes") { ++i; continue; }
     if (a.rfind("--session=", 0) == 0 || a.rfind("--session-minutes=", 0) == 0) continue;
     common.push_back(a);
+    if (a.rfind("--kokkos-", 0) == 0) kokkos_args.push_back(a);
   }
+  const auto [device_slug, device_name] = device_of(self, kokkos_args);
+  const fs::path device_dir = fs::path(opt.out) / device_slug;
+  fs::create_directories(device_dir);
+  const std::string stamp = utc_stamp();
+
   auto bench_step = [&](std::string name, std::vector<std::string> args) {
-    session_step s{std::move(name), {self}, {}, {}};
+    session_step s{std::move(name), {self}, {}};
     s.argv.insert(s.argv.end(), args.begin(), args.end());
     s.argv.insert(s.argv.end(), common.begin(), common.end());
     return s;
@@ -171,40 +213,51 @@ int run_session_mode(int argc, char** argv, const options& opt) {
       bench_step("perf_compute", {"--suite", "perf_compute"}),
       bench_step("uvm_oversubscription", {"--suite", "uvm_oversubscription", "--uvm-cap", "8"}),
   };
-  // Nsight Compute over the smoke suite (one replay per kernel: --quick, no ceilings), its rows in
-  // a folder of their own (profiled times are not timings), its metrics in ncu-smoke.csv.
-  session_step ncu{"ncu smoke (model against hardware)", {}, {}, {}};
+  // Nsight Compute over the smoke suite (one replay per kernel: --quick, no ceilings): its metrics
+  // in <stamp>-ncu-smoke.csv beside the results (kcnn-report passes over CSVs that are not
+  // results), the profiled run's own rows in a folder of their own (profiled times are not
+  // timings).
+  session_step ncu{"ncu smoke (model against hardware)", {}, {}};
   const std::string ncu_path = find_on_path("ncu");
   if (ncu_path.empty()) {
     ncu.skip_reason = "skipped: ncu not on PATH";
   } else {
-    ncu.argv = {ncu_path, "--csv", "--metrics", ncu_metrics, self, "--suite", "smoke", "--quick",
-                "--no-ceilings", "--out", (fs::path(opt.out) / "ncu-profiled").string()};
-    ncu.stdout_file = (device_dir / (stamp + "-ncu-smoke.csv")).string();
+    ncu.argv = {ncu_path, "--csv", "--log-file", (device_dir / (stamp + "-ncu-smoke.csv")).string(),
+                "--metrics", ncu_metrics, self, "--suite", "smoke"};
+    ncu.argv.insert(ncu.argv.end(), common.begin(), common.end());
+    ncu.argv.insert(ncu.argv.end(), {"--quick", "--no-ceilings", "--out", (fs::path(opt.out) / "ncu-profiled").string()});
   }
   steps.push_back(ncu);
 
-  const auto start = session_clock::now();
   const auto budget = std::chrono::duration_cast<session_clock::duration>(
       std::chrono::duration<double>(opt.session_minutes * 60.0));
-  // The report's minute is kept out of the steps' budget; a step is not started with under 20 s.
-  const auto report_reserve = std::chrono::duration_cast<session_clock::duration>(
-      std::chrono::duration<double>(std::min(60.0, opt.session_minutes * 60.0 * 0.1)));
-  const auto steps_deadline = start + budget - report_reserve;
-  std::cout << "kcnn-bench: session " << opt.session << " on " << device.name << ", budget "
+  // The report's minute and the steps' grace period are kept out of the steps' budget, so that the
+  // session ends within it; a step is not started with under 20 s left.
+  const auto tenth = std::chrono::duration_cast<session_clock::duration>(budget * 0.1);
+  const auto report_reserve = std::min<session_clock::duration>(std::chrono::seconds(60), tenth);
+  const auto grace = std::min<session_clock::duration>(std::chrono::seconds(30), tenth);
+  const auto steps_deadline = start + budget - report_reserve - grace;
+  std::cout << "kcnn-bench: session " << opt.session << " on " << device_name << ", budget "
             << opt.session_minutes << " min, results under " << device_dir.string() << "\n";
+  struct sigaction sa {};
+  sa.sa_handler = on_session_signal;
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
 
   json record_steps = json::array();
   int failed = 0;
   for (const auto& step : steps) {
     step_outcome o;
-    if (!step.skip_reason.empty()) {
+    if (session_signal) {
+      o.status = "skipped: session interrupted";
+    } else if (!step.skip_reason.empty()) {
       o.status = step.skip_reason;
     } else if (steps_deadline - session_clock::now() < std::chrono::seconds(20)) {
       o.status = "skipped: budget spent";
     } else {
       std::cout << "kcnn-bench: session step '" << step.name << "': " << shell_words(step.argv) << "\n";
-      o = run_step(step, steps_deadline);
+      o = run_step(step, steps_deadline, grace);
     }
     if (o.status.rfind("failed", 0) == 0) ++failed;
     std::cout << "kcnn-bench: session step '" << step.name << "': " << o.status << " (" << std::fixed
@@ -228,16 +281,19 @@ int run_session_mode(int argc, char** argv, const options& opt) {
   bool any_results = false;
   for (const auto& e : fs::directory_iterator(device_dir))
     any_results = any_results || e.path().extension() == ".csv";
-  if (!any_results) {
+  if (session_signal) {
+    report_status = "skipped: session interrupted";
+  } else if (!any_results) {
     report_status = "skipped: no results";
   } else if (report.empty()) {
     report_status = "skipped: kcnn-report not found (set KCNN_REPORT)";
   } else {
-    session_step r{"report", {report, device_dir.string()}, {}, {}};
-    for (const auto& m : committed_model_runs(device.slug)) r.argv.push_back(m);
+    session_step r{"report", {report, device_dir.string()}, {}};
+    for (const auto& m : committed_model_runs(device_slug)) r.argv.push_back(m);
     r.argv.insert(r.argv.end(), {"-o", report_dir.string()});
     std::cout << "kcnn-bench: session report: " << shell_words(r.argv) << "\n";
-    const step_outcome o = run_step(r, session_clock::now() + std::chrono::minutes(5));
+    const step_outcome o = run_step(r, std::max(start + budget, session_clock::now() + std::chrono::seconds(10)),
+                                    std::chrono::seconds(5));
     report_status = o.status == "ok" ? report_dir.string() + "/index.html" : o.status;
     if (o.status != "ok") ++failed;
   }
@@ -248,7 +304,7 @@ int run_session_mode(int argc, char** argv, const options& opt) {
     std::ofstream f(record.string() + ".partial");
     f << json::object()
              .set("session", opt.session)
-             .set("device", device.name)
+             .set("device", device_name)
              .set("timestamp", utc_iso8601())
              .set("budget_minutes", opt.session_minutes)
              .set("seconds", total_s)
@@ -261,6 +317,7 @@ int run_session_mode(int argc, char** argv, const options& opt) {
   fs::rename(record.string() + ".partial", record);
   std::cout << "kcnn-bench: session " << opt.session << " done in " << std::fixed << std::setprecision(0)
             << total_s << " s: " << record.string() << "; report: " << report_status << "\n";
+  if (session_signal) return 128 + session_signal;
   return failed ? 1 : 0;
 }
 

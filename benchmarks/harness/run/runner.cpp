@@ -5,6 +5,7 @@
 #include "run/runner.hpp"
 
 #include "modes/catalogue.hpp"
+#include "device/context.hpp"
 #include "modes/modes.hpp"
 #include "results/rank_rows.hpp"
 #include "run/benchmark_run.hpp"
@@ -128,7 +129,11 @@ int run(int argc, char** argv) {
     std::cout << catalogue_markdown(registry::instance());
     return 0;
   }
-  if (!opt.session.empty()) return run_session_mode(argc, argv, opt);
+  if (opt.print_device) {
+    const device_info d = query_device();
+    std::cout << d.slug << '\t' << d.name << '\n';
+    return 0;
+  }
   if ((opt.memory_plan || opt.network) && !opt.suites_given) opt.suites = {"all"};
 
   std::vector<suite> suites;
@@ -165,9 +170,41 @@ int run(int argc, char** argv) {
   return run_benchmarks(argc, argv, opt, suites, std::move(sel.cases), cases_in_all);
 }
 
+
+// --session runs before Kokkos is initialised: its steps are processes of their own and need the
+// device, which this process then never holds. Its options are parsed without --kokkos-* (those go
+// to the steps).
+bool wants_session(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--session" || a.rfind("--session=", 0) == 0) return true;
+  }
+  return false;
+}
+
+int run_session(int argc, char** argv) {
+  std::vector<char*> own;
+  for (int i = 0; i < argc; ++i)
+    if (i == 0 || std::string(argv[i]).rfind("--kokkos-", 0) != 0) own.push_back(argv[i]);
+  options opt;
+  try {
+    opt = parse_options(int(own.size()), own.data());
+  } catch (const usage_error& e) {
+    std::cerr << "kcnn-bench: " << e.what() << "\n";
+    return 2;
+  }
+  try {
+    return run_session_mode(argc, argv, opt);
+  } catch (const std::exception& e) {
+    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv) {
+  if (wants_session(argc, argv)) return run_session(argc, argv);
   // MPI first (--mpi): Kokkos then maps this rank to a node-local device by the local rank that
   // mpirun or srun exports.
   mpi_job::init(argc, argv);
