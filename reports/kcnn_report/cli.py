@@ -127,6 +127,11 @@ def write_report(rows, contexts, ceilings, counters, folder, title, networks=Non
     if not plans.empty:
         page.para("--network forward passes (validated end to end):")
         page.table(plans)
+    steps = sections.plan_steps(rows, "optimal")
+    if not steps.empty:
+        page.para("The optimal plan step by step: the layout and variant chosen for each layer, and the layout "
+                  "transforms it pays (steps named transform <tensor> <from>-><to>):")
+        page.table(steps, md_rows=400, label="optimal plan steps")
 
     page.heading("8. Traffic model (conv2d, fc)")
     tr = sections.traffic(cases, ceilings, counters)

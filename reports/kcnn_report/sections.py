@@ -220,6 +220,19 @@ def network_totals(cases, rows, networks=None):
     return totals, plans
 
 
+def plan_steps(rows, plan="optimal"):
+    """The steps of one --network plan per device and network, in pass order: each layer with the
+    layout and variant chosen for it, and each layout transform the plan pays
+    ("transform <tensor> <from>-><to>"), with its time."""
+    s = rows[(rows["op"] == "network") & (rows["variant"] == plan) & (rows["layer"] != "all") &
+             (rows["status"] == "ok")]
+    if s.empty:
+        return pd.DataFrame()
+    s = s[["device", "network", "n", "layer", "layout", "tuning", "time_ms_median"]].rename(
+        columns={"layer": "step", "tuning": "variant", "time_ms_median": "time_ms"})
+    return s.reset_index(drop=True)
+
+
 # 8. Traffic model ----------------------------------------------------------------------------
 
 def traffic(cases, ceilings, counters=None):

@@ -247,6 +247,25 @@ def test_report_from_a_folder_of_one_device(tmp_path):
     assert "One device only" in (out / "report.md").read_text()
 
 
+def test_the_optimal_plan_is_shown_step_by_step_with_its_transforms(tmp_path):
+    net = [synthetic.row("D", "net", "all", "network", "mixed", "global", "none", "optimal", 5.0),
+           synthetic.row("D", "net", "conv1", "network", "nchw", "global", "none", "optimal", 3.0, tuning="direct"),
+           synthetic.row("D", "net", "transform conv1 nchw->nhwc", "network", "nhwc", "global", "none", "optimal",
+                         0.5, tuning="tiled"),
+           synthetic.row("D", "net", "pool1", "network", "nhwc", "global", "none", "optimal", 1.5, tuning="naive"),
+           synthetic.row("D", "net", "conv1", "network", "nchw", "global", "none", "per_layer", 3.0, tuning="direct")]
+    synthetic.write(str(tmp_path / "res"), "r1", synthetic.device_rows("D") + net, synthetic.CEILINGS_A)
+    rows, _ctx = load.load([str(tmp_path / "res")])
+    steps = sections.plan_steps(rows, "optimal")
+    assert list(steps["step"]) == ["conv1", "transform conv1 nchw->nhwc", "pool1"]
+    assert list(steps["layout"]) == ["nchw", "nhwc", "nhwc"] and list(steps["variant"]) == ["direct", "tiled", "naive"]
+    assert list(steps["time_ms"]) == [3.0, 0.5, 1.5]
+    out = tmp_path / "rep"
+    assert cli.main([str(tmp_path / "res"), "-o", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "The optimal plan step by step" in md and "| transform conv1 nchw->nhwc | nhwc | tiled |" in md
+
+
 def test_a_folder_s_other_csv_files_are_not_results(tmp_path):
     # A GPU session leaves Nsight Compute's CSV beside its results: the folder still reports, and
     # a folder of nothing but such files is still refused.

@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -92,6 +93,33 @@ dims4 input_dims(const layer_spec& l, std::size_t i) {
 }
 
 }  // namespace
+
+dims4 tensor_shape(const suite& su, int producer) {
+  return producer < 0 ? input_dims(su.layers.front(), 0) : su.layers.at(std::size_t(producer)).out;
+}
+
+double time_layout_transform(const dims4& d, layout_axis from, layout_axis to, std::uint64_t seed, int min_reps,
+                             int max_reps, double budget_s, const case_settings& settings) {
+  const variant_info* tv = transform_variant(from, to);
+  if (!tv) return std::numeric_limits<double>::infinity();
+  auto c = tv->make(transform_spec(d, "planner_transform"), settings);
+  c->setup(seed);
+  device_buffer in(Kokkos::view_alloc(Kokkos::WithoutInitializing, "planner.in"), d.size());
+  device_buffer out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "planner.out"), d.size());
+  Kokkos::deep_copy(in, 0.5f);
+  c->bind({in.data()}, out.data());
+  c->run();  // warm-up
+  Kokkos::fence();
+  std::vector<double> s;
+  Kokkos::Timer budget;
+  while (int(s.size()) < max_reps && (int(s.size()) < min_reps || budget.seconds() < budget_s)) {
+    Kokkos::Timer t;
+    c->run();
+    Kokkos::fence();
+    s.push_back(t.seconds());
+  }
+  return summarize(s).median * 1e3;
+}
 
 forward_plan uniform_plan(const suite& su, layout_axis layout) {
   forward_plan p{std::string("uniform_") + name(layout), {}};

@@ -57,4 +57,13 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
 // The uniform plan: each layer's op's baseline in the given layout.
 forward_plan uniform_plan(const suite& su, layout_axis layout);
 
+// The shape of tensor `producer`'s output (-1: the network input).
+dims4 tensor_shape(const suite& su, int producer);
+
+// The median time (ms) of the layout transform a forward pass would insert for a tensor of shape
+// d (the kernel run_forward uses), fenced per run, over min_reps..max_reps runs within budget_s
+// after one warm-up; infinity when the build has no such transform.
+double time_layout_transform(const dims4& d, layout_axis from, layout_axis to, std::uint64_t seed, int min_reps,
+                             int max_reps, double budget_s, const case_settings& settings = {});
+
 }  // namespace kcnn::bench

@@ -1,12 +1,15 @@
 // --network: whole-network forward passes per plan, with per-layer breakdowns (see modes.hpp).
 #include "results/format.hpp"
 #include "modes/forward_pass.hpp"
+#include "modes/layout_planner.hpp"
 #include "modes/modes.hpp"
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -17,6 +20,92 @@ namespace {
 // place (an in-place variant would need its producer's layout; the planner keeps it simple).
 bool chainable(const variant_info& v) {
   return device_resident(v.space) && v.layout != layout_axis::strided && !v.variant->in_place;
+}
+
+const layout_axis plan_layouts[] = {layout_axis::nchw, layout_axis::nhwc, layout_axis::chwn};
+
+// The planner's costs from this run: each layer's fastest measured chainable case per layout (times
+// its repeat), and every transform a plan could insert, timed once per tensor shape and pair of
+// layouts. Also the layer variant behind each (layer, layout) cost.
+struct plan_costs {
+  layout_plan_problem problem;
+  std::vector<std::vector<const variant_info*>> best;  // [layer][layout]
+  int transform_shapes = 0;                            // distinct (shape, from, to) timed
+};
+
+plan_costs measure_plan_costs(const suite& su, const std::vector<measured_case>& measured, const options& opt,
+                              const case_settings& settings) {
+  plan_costs pc;
+  auto& p = pc.problem;
+  const std::size_t L = su.layers.size();
+  const int K = int(std::size(plan_layouts));
+  p.layouts = K;
+  std::map<std::string, int> index;
+  for (std::size_t i = 0; i < L; ++i) index[su.layers[i].layer] = int(i);
+  for (std::size_t i = 0; i < L; ++i) {
+    const auto& l = su.layers[i];
+    std::vector<int> in;
+    if (l.inputs.empty()) in.push_back(-1);
+    for (const auto& name : l.inputs) in.push_back(index.at(name));
+    p.inputs.push_back(in);
+    std::vector<double> cost(std::size_t(K), std::numeric_limits<double>::infinity());
+    std::vector<const variant_info*> best(std::size_t(K), nullptr);
+    for (const auto& m : measured)
+      for (int k = 0; k < K; ++k)
+        if (m.network == l.network && m.layer == l.layer && chainable(*m.variant) && m.variant->layout == plan_layouts[k] &&
+            m.time_ms * l.repeat < cost[std::size_t(k)]) {
+          cost[std::size_t(k)] = m.time_ms * l.repeat;
+          best[std::size_t(k)] = m.variant;
+        }
+    p.layer_cost.push_back(cost);
+    pc.best.push_back(best);
+  }
+  // Transforms of the tensors some layer reads; the network output's are never paid.
+  std::vector<bool> read(L + 1, false);
+  for (const auto& in : p.inputs)
+    for (int t : in) read[std::size_t(t + 1)] = true;
+  std::map<std::tuple<int, int, int, int, int, int>, double> timed;  // (n, c, h, w, from, to)
+  p.transform_cost.assign(L + 1, std::vector<std::vector<double>>(std::size_t(K), std::vector<double>(std::size_t(K), 0.0)));
+  for (std::size_t t = 0; t <= L; ++t) {
+    if (!read[t]) continue;
+    const dims4 d = tensor_shape(su, int(t) - 1);
+    for (int a = 0; a < K; ++a)
+      for (int b = 0; b < K; ++b) {
+        if (a == b) continue;
+        const auto key = std::make_tuple(d.n, d.c, d.h, d.w, a, b);
+        auto it = timed.find(key);
+        if (it == timed.end()) {
+          it = timed.emplace(key, time_layout_transform(d, plan_layouts[a], plan_layouts[b], opt.seed, opt.min_reps,
+                                                        opt.max_reps, opt.budget_s, settings)).first;
+          ++pc.transform_shapes;
+        }
+        p.transform_cost[t][std::size_t(a)][std::size_t(b)] = std::isfinite(it->second) ? it->second : 1e30;
+      }
+  }
+  return pc;
+}
+
+// What the planner's costs predict for a plan (ms): its layers' measured times, and the
+// transforms its layouts cause. NaN when a layer's variant was not measured in this run.
+double predicted_ms(const plan_costs& pc, const forward_plan& plan, const suite& su, const std::vector<measured_case>& measured) {
+  layout_plan_problem transforms_only = pc.problem;
+  for (auto& row : transforms_only.layer_cost) std::fill(row.begin(), row.end(), 0.0);
+  std::vector<int> layouts;
+  double total = 0;
+  for (std::size_t i = 0; i < plan.variants.size(); ++i) {
+    const auto& l = su.layers[i];
+    const auto* v = plan.variants[i];
+    int k = 0;
+    while (k < int(std::size(plan_layouts)) && plan_layouts[k] != v->layout) ++k;
+    if (k == int(std::size(plan_layouts))) return std::nan("");
+    layouts.push_back(k);
+    double t = std::nan("");
+    for (const auto& m : measured)
+      if (m.variant == v && m.network == l.network && m.layer == l.layer) t = m.time_ms * l.repeat;
+    if (std::isnan(t)) return t;
+    total += t;
+  }
+  return total + layout_plan_cost(transforms_only, layouts);
 }
 
 result_row network_row(const run_context& ctx, const layer_spec& l0, const std::string& plan,
@@ -69,6 +158,25 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
     if (have_per_layer) plans.push_back(per_layer);
     else std::cout << "per_layer plan: not every layer has a measured chainable case (filters?); skipped\n";
 
+    // The optimal plan (modes/layout_planner.hpp) over this run's layer times and the transforms
+    // timed here.
+    plan_costs costs;
+    layout_plan_solution optimal;
+    if (have_per_layer) {
+      Kokkos::Timer planning;
+      costs = measure_plan_costs(su, measured, opt, settings);
+      optimal = optimal_layout_plan(costs.problem);
+      forward_plan p{"optimal", {}};
+      for (std::size_t i = 0; i < su.layers.size(); ++i) p.variants.push_back(costs.best[i][std::size_t(optimal.layout[i])]);
+      plans.push_back(p);
+      std::cout << "optimal plan: predicted " << fixed(optimal.cost, 3) << " ms with " << optimal.transforms << " transforms ("
+                << (optimal.exact ? "exact" : "pruned to the cheapest states: not proven optimal") << ", up to "
+                << optimal.peak_states << " frontier states; " << costs.transform_shapes << " transforms timed; "
+                << fixed(planning.seconds(), 1) << " s)\n";
+    } else {
+      std::cout << "optimal plan: needs a measured chainable case of every layer; skipped\n";
+    }
+
     std::vector<forward_result> results;
     for (const auto& p : plans) {
       forward_result r;
@@ -101,6 +209,11 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
         const double base = results.empty() ? r.total_ms : results.front().total_ms;
         row.note = "speedup " + fixed(base / r.total_ms, 2) + "x over uniform_nchw; " + std::to_string(r.transforms) +
                    " layout transforms; activations " + fixed(r.arena_bytes / 1048576.0, 1) + " MiB";
+        if (have_per_layer) {
+          const double predicted = predicted_ms(costs, p, su, measured);
+          if (!std::isnan(predicted)) row.note += "; predicted " + fixed(predicted, 3) + " ms from this run's layer and transform times";
+          if (p.name == "optimal" && !optimal.exact) row.note += " (plan pruned: not proven optimal)";
+        }
         for (const auto& s : r.steps) {
           result_row sr = network_row(writer.context(), l0, p.name, s.label, s.layout, s.variant);
           sr.status = case_status::ok;
@@ -124,7 +237,7 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
     if (!results.empty() && results.front().check.passed) {
       std::cout << std::left << std::setw(28) << "layer" << std::right;
       for (const auto& r : results) std::cout << std::setw(14) << r.plan;
-      std::cout << "  per_layer choice\n";
+      std::cout << "  " << results.back().plan << " choice\n";
       const auto& last = results.back();
       std::map<std::string, std::vector<double>> by_label;
       for (const auto& r : results)
