@@ -134,7 +134,7 @@ device_info query_device() {
   return d;
 }
 
-static std::string run_command(const std::string& cmd, bool& ok) {
+std::string run_command(const std::string& cmd, bool& ok) {
   ok = false;
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");

@@ -48,6 +48,8 @@ std::string describe_gemm_backend(bool device_is_cuda, bool tpl_cublas, bool tpl
 std::vector<std::pair<std::string, std::string>> environment_subset(const std::vector<std::string>& names);
 run_context make_context(int argc, char** argv, const std::string& suite);
 std::string slugify(const std::string& s);
+// A shell command's standard output (trailing newlines removed); ok: it ran and exited 0.
+std::string run_command(const std::string& cmd, bool& ok);
 std::string utc_stamp();          // 20261122T133000Z
 std::string utc_iso8601();        // 2026-11-22T13:30:00Z
 

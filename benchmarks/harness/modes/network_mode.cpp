@@ -143,7 +143,7 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
     std::cout << "host reference forward pass: " << fixed(ref_clock.seconds(), 1) << " s\n";
 
     std::vector<forward_plan> plans;
-    for (layout_axis lay : {layout_axis::nchw, layout_axis::nhwc, layout_axis::chwn}) plans.push_back(uniform_plan(su, lay));
+    for (layout_axis lay : plan_layouts) plans.push_back(uniform_plan(su, lay));
     // The per-layer plan: each layer's fastest measured chainable case of this run.
     forward_plan per_layer{"per_layer", {}};
     for (const auto& l : su.layers) {

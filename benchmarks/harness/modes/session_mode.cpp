@@ -69,11 +69,18 @@ std::string self_executable(const char* argv0) {
   return ec ? std::string(argv0) : p.string();
 }
 
+// argv as one shell command line: words with shell characters single-quoted.
 std::string shell_words(const std::vector<std::string>& argv) {
   std::string s;
   for (const auto& a : argv) {
     if (!s.empty()) s += ' ';
-    s += a.find_first_of(" \t'\"$") == std::string::npos ? a : "'" + a + "'";
+    if (!a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%") == std::string::npos) {
+      s += a;
+      continue;
+    }
+    s += '\'';
+    for (char ch : a) s += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    s += '\'';
   }
   return s;
 }
@@ -144,24 +151,12 @@ step_outcome run_step(const session_step& step, session_clock::time_point termin
 std::pair<std::string, std::string> device_of(const std::string& self, const std::vector<std::string>& kokkos_args) {
   std::vector<std::string> cmd = {self, "--print-device"};
   cmd.insert(cmd.end(), kokkos_args.begin(), kokkos_args.end());
-  std::string quoted;
-  for (const auto& a : cmd) {
-    std::string q = "'";
-    for (char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    quoted += (quoted.empty() ? "" : " ") + q + "'";
-  }
-  FILE* p = ::popen(quoted.c_str(), "r");
-  if (!p) throw std::runtime_error("--session: cannot run " + self + " --print-device");
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  const int st = ::pclose(p);
+  bool ok = false;
+  const std::string out = run_command(shell_words(cmd), ok);
   const auto tab = out.find('\t');
-  if (st != 0 || tab == std::string::npos)
+  if (!ok || tab == std::string::npos)
     throw std::runtime_error("--session: " + self + " --print-device did not name the device: " + out);
-  std::string name = out.substr(tab + 1);
-  while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
-  return {out.substr(0, tab), name};
+  return {out.substr(0, tab), out.substr(tab + 1)};
 }
 
 // The model runs of this GPU committed with the sources (results/gpu-model-<gpu>-...), for the
