@@ -276,6 +276,32 @@ TEST(Cli, QuickRunWritesValidatedRowsAndContext) {
   EXPECT_NE(r.err.find("[1/"), std::string::npos) << "progress line";
 }
 
+TEST(Cli, MemoryLimitsGiveOneSwapRowEachAndNeedAMode) {
+  // ResNet-50 at batch 1: 6.9 MiB in a first-fit arena; under 6.5 MiB three swaps bring it to
+  // 6.1 MiB (block outputs waiting for their residual add); 6.0 MiB is below what any swap can
+  // free at the peak step (a block's add: its two 3.1 MiB inputs).
+  const fs::path out = fresh_dir("kcnn_cli_memory_limits");
+  const auto r = run(KCNN_BENCH_EXE, "--memory-plan --suite resnet50 --batch 1 --memory-limit 6.5,6 --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto csvs = files_with(out, ".csv");
+  ASSERT_EQ(csvs.size(), 1u);
+  const auto rows = lines(slurp(csvs[0]));
+  const auto head = split(rows[0], ',');
+  std::map<std::string, std::vector<std::string>> swap_rows;  // by tuning
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = split(rows[i], ',');
+    if (f[col(head, "variant")] == "swap") swap_rows[f[col(head, "tuning")]] = f;
+  }
+  ASSERT_EQ(swap_rows.size(), 2u);
+  const auto& met = swap_rows.at("limit_6.5MiB");
+  EXPECT_EQ(met[col(head, "status")], "ok");
+  EXPECT_NEAR(std::stod(met[col(head, "bytes")]) / 1048576.0, 6.1, 0.05);
+  const auto& not_met = swap_rows.at("limit_6.0MiB");
+  EXPECT_EQ(not_met[col(head, "status")], "skipped");
+  EXPECT_EQ(run(KCNN_BENCH_EXE, "--list --memory-limit 6").code, 2);
+  EXPECT_EQ(run(KCNN_BENCH_EXE, "--memory-plan --memory-limit 6,-1").code, 2);
+}
+
 TEST(Cli, CeilingsAloneWriteFivePlausibleRows) {
   const fs::path out = fresh_dir("kcnn_cli_ceilings");
   const auto r = run(KCNN_BENCH_EXE, "--ceilings --out " + out.string());

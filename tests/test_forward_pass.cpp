@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 using namespace kcnn::bench;
 
 namespace {
@@ -69,4 +71,53 @@ TEST(ForwardPass, ArenaPassEqualsTheSeparateBufferPass) {
     EXPECT_EQ(arena.output, sep.output) << net;  // bit for bit
     EXPECT_LT(arena.arena_bytes, sep.arena_bytes) << net;
   }
+}
+
+TEST(ForwardPass, InPlacePlanPutsLrnInPlaceAndShrinksTheArena) {
+  suite su = small("alexnet", 2);
+  su.layers.resize(8);  // conv1, relu1, norm1 (LRN), pool1, conv2, relu2, norm2, pool2
+  const auto ref = reference_forward(su, seed);
+  const auto plain = uniform_plan(su, layout_axis::nchw);
+  const auto in_place = in_place_plan(su, layout_axis::nchw);
+  EXPECT_EQ(in_place.name, "uniform_nchw_in_place");
+  EXPECT_EQ(in_place.variants[2]->variant_name(), "sliding");  // the baseline LRN is not safe in place
+  EXPECT_EQ(in_place.variants[1], plain.variants[1]);          // relu's baseline is
+  const auto a = run_forward(su, plain, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::arena);
+  const auto b = run_forward(su, in_place, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::arena);
+  ASSERT_TRUE(b.check.passed) << b.check.message;
+  // The peak was norm1 (conv1's output and its own, 2 x 96 x 55 x 55 floats each); in place it
+  // is conv1 (the input, 2 x 3 x 227 x 227, and its output).
+  const double conv1_out = 2.0 * 96 * 55 * 55 * 4, input = 2.0 * 3 * 227 * 227 * 4;
+  EXPECT_EQ(a.arena_bytes, 2 * conv1_out);
+  EXPECT_EQ(b.arena_bytes, input + conv1_out);
+}
+
+TEST(ForwardPass, SwappedPassStaysUnderTheLimitAndEqualsTheArenaPass) {
+  suite su = small("resnet50", 1);
+  su.layers.resize(30);  // the stem and two blocks: block 1's output waits for block 2's add
+  const auto ref = reference_forward(su, seed);
+  const auto plan = in_place_plan(su, layout_axis::nchw);
+  const auto arena = run_forward(su, plan, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::arena);
+  ASSERT_TRUE(arena.check.passed) << arena.check.message;
+  // A limit just under the arena: met by swapping, the output bit for bit the arena pass's.
+  const double limit = arena.arena_bytes - 1;
+  const auto sw = run_forward(su, plan, seed, ref, 1e-4, 2, 2, 0.0, activation_memory::swapped, {}, limit);
+  ASSERT_TRUE(sw.limit_met);
+  EXPECT_TRUE(sw.check.passed) << sw.check.message;
+  EXPECT_EQ(sw.output, arena.output);
+  EXPECT_LE(sw.arena_bytes, limit);
+  ASSERT_FALSE(sw.swaps.swaps.empty());
+  EXPECT_GT(sw.swaps.moved_bytes, 0.0);
+  EXPECT_EQ(sw.reps, 2);
+  // Without a limit to meet nothing moves and the arena is the plain one.
+  const auto loose = run_forward(su, plan, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::swapped, {}, arena.arena_bytes);
+  EXPECT_TRUE(loose.swaps.swaps.empty());
+  EXPECT_EQ(loose.arena_bytes, arena.arena_bytes);
+  EXPECT_EQ(loose.output, arena.output);
+  // Under the largest layer's own input and output, nothing can help: not run.
+  const auto tight = run_forward(su, plan, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::swapped, {}, 1024.0);
+  EXPECT_FALSE(tight.limit_met);
+  EXPECT_TRUE(tight.output.empty());
+  std::cout << "arena " << arena.arena_bytes << " B; swapped " << sw.arena_bytes << " B with " << sw.swaps.swaps.size()
+            << " swaps moving " << sw.swaps.moved_bytes << " B\n";
 }

@@ -134,6 +134,44 @@ TEST(Lrn, HandCheckedAcrossChannelsBothVariants) {
   }
 }
 
+// lrn_sliding in place (a network pass's in-place LRN): the ring of squares gives the
+// out-of-place kernel's values (to rounding: the compiler may fuse a square into its sum in one
+// form and not the other), whatever the window against the channel count; too large a window or
+// another layout on the same memory is refused.
+template <class L>
+void lrn_sliding_in_place_matches_out_of_place() {
+  for (const int size : {1, 3, 5, 15})
+    for (const int channels : {1, 4, 7, 40}) {
+      lrn_params p;
+      p.n = 2; p.c = channels; p.h = 3; p.w = 5; p.size = size; p.alpha = 0.5f; p.beta = 0.75f; p.k = 2;
+      const auto value = [](int n, int c, int h, int w) { return std::sin(0.37 * n + 1.3 * c + 0.11 * h - 0.07 * w) * 3; };
+      auto in = make<L>(p.dims(), value);
+      tensor4<float, L> out("out", p.dims());
+      lrn(exec(), in, out, p, variant::lrn_sliding{});
+      lrn(exec(), in, in, p, variant::lrn_sliding{});
+      const auto got = host(in), want = host(out);
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-6 * std::max(1.0, std::abs(want[i]))) << "size " << size << ", " << channels << " channels, element " << i;
+    }
+  lrn_params big;
+  big.n = 1; big.c = 20; big.h = 2; big.w = 2; big.size = 17;
+  auto t = make<L>(big.dims(), [](int, int c, int, int) { return c; });
+  EXPECT_THROW(lrn(exec(), t, t, big, variant::lrn_sliding{}), std::invalid_argument);
+}
+
+TEST(Lrn, SlidingInPlaceMatchesOutOfPlace) {
+  lrn_sliding_in_place_matches_out_of_place<layout::nchw>();
+  lrn_sliding_in_place_matches_out_of_place<layout::nhwc>();
+  lrn_sliding_in_place_matches_out_of_place<layout::chwn>();
+  // The same memory seen in two layouts is not "in place".
+  lrn_params p;
+  p.n = 2; p.c = 3; p.h = 2; p.w = 2; p.size = 3;
+  auto a = make<layout::nchw>(p.dims(), [](int, int c, int, int) { return c; });
+  tensor4<float, layout::nhwc> b(typename tensor4<float, layout::nhwc>::view_type(a.view().data(), layout::nhwc::make(p.dims())), p.dims());
+  EXPECT_THROW(lrn(exec(), a, b, p, variant::lrn_sliding{}), std::invalid_argument);
+}
+
 // lrn_vector's three forms (nhwc: windows along the lanes; nchw and chwn: planes longer than a
 // host span, with a ragged last span) and both powers (the three-quarter power for beta = 0.75,
 // pow otherwise) against the double reference.

@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 using namespace kcnn::bench;
 namespace fs = std::filesystem;
@@ -72,20 +74,134 @@ TEST(MemoryPlan, SkipConnectionKeepsTheBlockInputAlive) {
   EXPECT_EQ(ts[4].offset, 768);  // d avoids c and a, reuses b's place
   // Blocks created: in, a, c; b reuses in's block, d b's.
   EXPECT_EQ(free_after_last_use_peak(g.tensors, g.steps), 1024);
-  // Under 800 B, a goes to the host between its uses at steps 1 and 5 (the only tensor whose
-  // gap straddles the peak at step 3): peak 768, 512 B moved.
+  // Under 800 B, a (uses 1 and 5) goes to the host: at step 3 first, its copies overlapped with
+  // steps 2 and 4; then step 4 peaks (d runs beside c and a) and a's copy back becomes synchronous
+  // (before step 5) so a is off at step 4 too: peak 768, 512 B moved.
   const auto sp = plan_swaps(g.tensors, g.steps, 800);
   ASSERT_EQ(sp.swaps.size(), 1u);
   EXPECT_EQ(sp.swaps[0].tensor, "a");
   EXPECT_EQ(sp.swaps[0].from, 1);
   EXPECT_EQ(sp.swaps[0].to, 5);
+  EXPECT_TRUE(sp.swaps[0].overlap_out);
+  EXPECT_FALSE(sp.swaps[0].overlap_in);
   EXPECT_TRUE(sp.fits);
-  EXPECT_EQ(sp.peak, 768);
+  EXPECT_EQ(sp.live_peak, 768);
   EXPECT_EQ(sp.moved_bytes, 512);
-  // Under 700 B nothing else straddles the peak: reported as not met.
+  // Placed: c at 0; the input at 0; a's first stay (steps 0-2) at 256; b (1-3) and d (4-6) at
+  // 512; a's second stay (step 5) at 0, c being gone.
+  EXPECT_EQ(sp.arena, 768);
+  EXPECT_EQ(sp.piece_at(1, 2).offset, 256);
+  EXPECT_EQ(sp.piece_at(1, 5).offset, 0);
+  EXPECT_THROW(sp.piece_at(1, 3), std::logic_error);
+  // Under 700 B nothing else can leave at step 3 (b, c and a's window): not met.
   const auto no = plan_swaps(g.tensors, g.steps, 700);
   EXPECT_FALSE(no.fits);
-  EXPECT_EQ(no.peak, 768);
+  EXPECT_EQ(no.live_peak, 768);
+  // Above the peak nothing is swapped and the arena is the first-fit one.
+  const auto none = plan_swaps(g.tensors, g.steps, 1024);
+  EXPECT_TRUE(none.fits);
+  EXPECT_TRUE(none.swaps.empty());
+  EXPECT_EQ(none.arena, 1024);
+  EXPECT_EQ(none.moved_bytes, 0);
+}
+
+TEST(MemoryPlan, SwapPlanHandComputed) {
+  // Steps 0-9. X (100 B) is used at 0 and 9, Z (50 B) at 0, 1, 8 and 9, Y (200 B) at 3-5.
+  // Live: 150 at steps 0-2 and 6-9, 350 at 3-5.
+  const std::vector<planned_tensor> ts = {t("X", 100, 0, 9, {0, 9}), t("Y", 200, 3, 5, {3, 4, 5}),
+                                          t("Z", 50, 0, 9, {0, 1, 8, 9})};
+  // Under 300: the peak step 3 has X off the device (steps 2-7, score 9 x 100) or Z (3-6, 7 x 50):
+  // X goes, live peak 250. Pieces placed largest first: Y at 0; X's two stays at 0 (steps 0-1
+  // and 8-9, beside Y's 3-5); Z (0-9) above both at 200.
+  auto p = plan_swaps(ts, 10, 300);
+  ASSERT_TRUE(p.fits);
+  ASSERT_EQ(p.swaps.size(), 1u);
+  EXPECT_EQ(p.swaps[0].tensor, "X");
+  EXPECT_EQ(p.swaps[0].from, 0);
+  EXPECT_EQ(p.swaps[0].to, 9);
+  EXPECT_EQ(p.live_peak, 250);
+  EXPECT_EQ(p.arena, 250);
+  EXPECT_EQ(p.moved_bytes, 200);
+  ASSERT_EQ(p.pieces.size(), 4u);
+  EXPECT_EQ(p.piece_at(0, 1).last, 1);   // X out while step 1 runs
+  EXPECT_EQ(p.piece_at(0, 8).first, 8);  // and back while step 8 runs
+  EXPECT_EQ(p.piece_at(0, 8).offset, 0);
+  EXPECT_EQ(p.piece_at(2, 5).offset, 200);
+  EXPECT_THROW(p.piece_at(0, 4), std::logic_error);
+  // Under 200: Z goes too (off at 3-6): live 200 at steps 3-5; Z's stays (0-2, 7-9) now fit
+  // beside X's at 100.
+  p = plan_swaps(ts, 10, 200);
+  ASSERT_TRUE(p.fits);
+  ASSERT_EQ(p.swaps.size(), 2u);
+  EXPECT_EQ(p.swaps[1].tensor, "Z");
+  EXPECT_EQ(p.swaps[1].from, 1);
+  EXPECT_EQ(p.swaps[1].to, 8);
+  EXPECT_EQ(p.arena, 200);
+  EXPECT_EQ(p.piece_at(2, 0).offset, 100);
+  EXPECT_EQ(p.piece_at(2, 9).offset, 100);
+  EXPECT_EQ(p.moved_bytes, 300);
+  // Under 150: Y, used at consecutive steps, cannot go: not met, and reported at 200.
+  p = plan_swaps(ts, 10, 150);
+  EXPECT_FALSE(p.fits);
+  EXPECT_EQ(p.live_peak, 200);
+  EXPECT_EQ(p.arena, 200);
+}
+
+TEST(MemoryPlan, SwapPlansAreConsistentOnRandomGraphs) {
+  // Whatever the graph and limit: a plan that fits has its arena at or under the limit; every
+  // use of a tensor is on the device in exactly one piece; no piece covers a step its tensor is
+  // off the device; pieces that share a step never share bytes of the arena.
+  std::uint64_t state = 12345;
+  auto next = [&](int n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return int((state >> 33) % std::uint64_t(n));
+  };
+  int swapped_and_fitted = 0, not_fitted = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int steps = 4 + next(20);
+    std::vector<planned_tensor> ts;
+    for (int i = 0, n = 2 + next(8); i < n; ++i) {
+      std::vector<int> uses = {next(steps)};
+      for (int u = 0, k = next(4); u < k; ++u) uses.push_back(next(steps));
+      std::sort(uses.begin(), uses.end());
+      uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
+      ts.push_back(t("t" + std::to_string(i), double(16 * (1 + next(16))), uses.front(), uses.back(), uses));
+    }
+    const double peak = live_bytes_peak(ts, steps);
+    const double limit = peak * (0.5 + 0.5 * next(1000) / 1000.0);
+    const swap_plan p = plan_swaps(ts, steps, limit);
+    if (p.fits) {
+      EXPECT_LE(p.arena, limit);
+      swapped_and_fitted += !p.swaps.empty();
+    } else {
+      ++not_fitted;
+    }
+    EXPECT_GE(p.arena, p.live_peak);
+    for (int i = 0; i < int(ts.size()); ++i)
+      for (int s : ts[std::size_t(i)].uses) {
+        int covering = 0;
+        for (const auto& pc : p.pieces) covering += pc.tensor == i && pc.first <= s && s <= pc.last;
+        EXPECT_EQ(covering, 1) << "trial " << trial << " tensor " << i << " step " << s;
+      }
+    for (const auto& sw : p.swaps) {
+      // Off the device for at least one step, a copy beside it holding the bytes one step more.
+      const int off_first = sw.from + 1 + int(sw.overlap_out), off_last = sw.to - 1 - int(sw.overlap_in);
+      EXPECT_LE(off_first, off_last);
+      for (const auto& pc : p.pieces)
+        if (pc.tensor == sw.tensor_index) EXPECT_TRUE(pc.last < off_first || pc.first > off_last);
+    }
+    for (std::size_t a = 0; a < p.pieces.size(); ++a)
+      for (std::size_t b = a + 1; b < p.pieces.size(); ++b) {
+        const auto &x = p.pieces[a], &y = p.pieces[b];
+        const bool same_time = x.first <= y.last && y.first <= x.last;
+        const bool same_bytes = x.offset < y.offset + ts[std::size_t(y.tensor)].bytes &&
+                                y.offset < x.offset + ts[std::size_t(x.tensor)].bytes;
+        EXPECT_FALSE(same_time && same_bytes) << "trial " << trial;
+      }
+  }
+  EXPECT_GT(swapped_and_fitted, 20);  // the generator reaches both outcomes
+  EXPECT_GT(not_fitted, 20);
+  std::cout << swapped_and_fitted << " plans fit by swapping, " << not_fitted << " cannot fit\n";
 }
 
 TEST(MemoryPlan, FirstFitTakesTheLowestGapBestFitTheSmallest) {

@@ -65,8 +65,11 @@ struct descriptor_defaults {
   // its op, variant and tuning (its layouts and memory spaces). A variant, peer or fault derived
   // from an op's descriptor inherits it.
   using reference_family = void;
-  // Correct when the caller passes the input as the output (network mode's in-place layers).
+  // Correct when the caller passes the input as the output (network mode's in-place layers),
+  // for every params (false) or for those in_place_safe_for accepts.
   static constexpr bool in_place_safe = false;
+  template <class Params>
+  static bool in_place_safe_for(const Params&) { return true; }
   template <class Params>
   static std::vector<weight_spec> weights(const Params&) { return {}; }
   template <class Params>
@@ -295,7 +298,9 @@ class op_case : public bench_case {
     return K::reference(p_, h);
   }
   // Read-only loads need an input distinct from the output (the library refuses the alias).
-  bool in_place_safe() const override { return in_place_ || (K::in_place_safe && !detail::reads_only<K>::value); }
+  bool in_place_safe() const override {
+    return in_place_ || (K::in_place_safe && K::in_place_safe_for(p_) && !detail::reads_only<K>::value);
+  }
 
   case_cost cost() const override {
     case_cost c{K::bytes(p_), K::flops(p_), k_.workspace_bytes(p_), k_.passes(p_)};

@@ -108,9 +108,12 @@ layers of a suite: validate against the host reference, then time. Writes
   --memory-plan        print the peak activation memory of each allocation strategy (no reuse,
                        free after last use, first-fit and best-fit arenas, lower bound) for
                        every network suite (default --suite all) at batch 1 and 64 (or --batch)
-  --memory-limit MIB   with --memory-plan: also a swap plan that keeps the peak under MIB
+  --memory-limit MIB[,MIB...]  with --memory-plan: also a swap plan that keeps the peak under
+                       each MIB; with --network: also a pass uniform_nchw_swap per limit, the
+                       arena under MIB with that plan executed (copies to host memory and back)
   --network            run network suites as validated forward passes: per-layer cases first,
-                       then the uniform nchw, nhwc and chwn plans and the per-layer plan
+                       then the uniform nchw, nhwc and chwn plans, the per-layer plan, the
+                       optimal layout plan and the first-fit arena pass
   --session NAME       a whole session in one command, under a time budget: `first-gpu`
                        (docs/gpu-session.md) runs the smoke suite, the VGG-16 conv3_1 ranking at
                        batch 32, transfer, perf_memory, perf_compute and the UVM study (each a
@@ -180,7 +183,10 @@ options parse_options(int argc, char** argv) {
     else if (a == "--cold") { flag_only(); o.cold = true; }
     else if (a == "--suite") { o.suites = split_list(a, need()); o.suites_given = true; }
     else if (a == "--memory-plan") { flag_only(); o.memory_plan = true; }
-    else if (a == "--memory-limit") o.memory_limit_mib = parse_double(a, need());
+    else if (a == "--memory-limit") {
+      o.memory_limits_mib.clear();
+      for (const auto& v : split_list(a, need())) o.memory_limits_mib.push_back(parse_double(a, v));
+    }
     else if (a == "--network") { flag_only(); o.network = true; }
     else if (a == "--session") o.session = need();
     else if (a == "--session-minutes") { o.session_minutes = parse_double(a, need()); o.session_minutes_given = true; }
@@ -233,6 +239,8 @@ options parse_options(int argc, char** argv) {
   if (o.max_reps < o.min_reps) throw usage_error("--max-reps must be >= --min-reps");
   if (o.ceilings_only && o.no_ceilings) throw usage_error("--ceilings and --no-ceilings exclude each other");
   if (o.session_minutes_given && o.session.empty()) throw usage_error("--session-minutes needs --session");
+  if (!o.memory_limits_mib.empty() && !o.memory_plan && !o.network)
+    throw usage_error("--memory-limit needs --memory-plan or --network");
   if (!o.session.empty()) {
     if (o.session != "first-gpu") throw usage_error("--session: unknown session '" + o.session + "' (valid: first-gpu)");
     if (o.suites_given || o.batch || o.list || o.catalogue || o.memory_plan || o.network || o.ceilings_only ||

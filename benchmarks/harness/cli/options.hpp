@@ -27,7 +27,7 @@ struct options {
   std::vector<std::string> suites{"smoke"};
   bool suites_given = false;          // --suite on the command line
   bool memory_plan = false;           // --memory-plan: the memory-planning table instead of cases
-  double memory_limit_mib = 0;        // --memory-limit: add a swap plan under this limit
+  std::vector<double> memory_limits_mib;  // --memory-limit: a swap plan (and pass) under each limit
   bool network = false;               // --network: whole-network forward passes
   std::string session;                // --session NAME: a sequence of runs under a time budget
   double session_minutes = 30;        // --session-minutes: that budget

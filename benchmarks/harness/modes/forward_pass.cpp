@@ -17,6 +17,27 @@ namespace kcnn::bench {
 namespace {
 
 using device_buffer = Kokkos::View<float*>;
+using device_span = Kokkos::View<float*, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// Where swapped tensors wait: pinned host memory where the device has its own (so the copies can
+// run asynchronously on the copy instance), plain host memory on host backends.
+#if defined(KOKKOS_ENABLE_CUDA)
+using swap_host_space = Kokkos::CudaHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_HIP)
+using swap_host_space = Kokkos::HIPHostPinnedSpace;
+#else
+using swap_host_space = Kokkos::HostSpace;
+#endif
+using host_buffer = Kokkos::View<float*, swap_host_space>;
+
+// The instance the swap copies run on, beside the default one the layers run on.
+Kokkos::DefaultExecutionSpace copy_instance() {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::Experimental::partition_space(Kokkos::DefaultExecutionSpace(), 1)[0];
+#else
+  return Kokkos::DefaultExecutionSpace();
+#endif
+}
 
 // Each layer's weights come from its own seed, the same in every plan (fills are layout-free).
 std::uint64_t layer_seed(std::uint64_t seed, std::size_t layer) { return seed + 7919 * (layer + 1); }
@@ -131,6 +152,22 @@ forward_plan uniform_plan(const suite& su, layout_axis layout) {
   return p;
 }
 
+forward_plan in_place_plan(const suite& su, layout_axis layout, const case_settings& settings) {
+  forward_plan p = uniform_plan(su, layout);
+  p.name += "_in_place";
+  for (std::size_t i = 0; i < su.layers.size(); ++i) {
+    const auto& l = su.layers[i];
+    if (!registry::instance().find_op(l.op)->in_place_capable || p.variants[i]->make(l, settings)->in_place_safe()) continue;
+    for (const auto& v : registry::instance().variants())
+      if (v.op == l.op && v.layout == layout && v.out_layout == layout && v.space == space_axis::global &&
+          v.origin() == origin::kcnn && !v.variant->in_place && v.make(l, settings)->in_place_safe()) {
+        p.variants[i] = &v;
+        break;
+      }
+  }
+  return p;
+}
+
 std::vector<double> reference_forward(const suite& su, std::uint64_t seed, const case_settings& settings) {
   const forward_plan plan = uniform_plan(su, layout_axis::nchw);
   std::map<std::string, std::vector<double>> out;  // by layer
@@ -153,7 +190,8 @@ std::vector<double> reference_forward(const suite& su, std::uint64_t seed, const
 
 forward_result run_forward(const suite& su, const forward_plan& plan, std::uint64_t seed,
                            const std::vector<double>& reference, double tolerance, int min_reps,
-                           int max_reps, double budget_s, activation_memory memory, const case_settings& settings) {
+                           int max_reps, double budget_s, activation_memory memory, const case_settings& settings,
+                           double memory_limit_bytes) {
   const auto& layers = su.layers;
   const std::size_t L = layers.size();
   auto where = [&](std::size_t i) { return layers[i].file + ":" + std::to_string(layers[i].line) + ": layer '" + layers[i].layer + "': "; };
@@ -178,7 +216,7 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
         throw std::runtime_error(where(li) + "an in-place variant needs its input to itself, in its own layout");
       return true;
     }
-    return memory == activation_memory::arena && sole && same_layout &&
+    return memory != activation_memory::separate && sole && same_layout &&
            registry::instance().find_op(layers[li].op)->in_place_capable && cases[li]->in_place_safe();
   });
   std::vector<layout_axis> tensor_layout;
@@ -188,13 +226,22 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
   tensor_dims[0] = input_dims(layers[0], 0);
   for (std::size_t i = 0; i < L; ++i) tensor_dims[std::size_t(g.output_of[i])] = layers[i].out;
 
-  // Device memory: one buffer per tensor, or one arena.
+  // Device memory: one buffer per tensor, or one arena (with the swapped tensors' pieces).
   forward_result res;
   res.plan = plan.name;
   std::vector<device_buffer> buffers(g.tensors.size());
   device_buffer arena;
   std::vector<float*> ptr(g.tensors.size());
-  if (memory == activation_memory::arena) {
+  const bool swapping = memory == activation_memory::swapped;
+  if (swapping) {
+    res.swaps = plan_swaps(g.tensors, g.steps, memory_limit_bytes);
+    res.arena_bytes = res.swaps.arena;
+    if (!res.swaps.fits) {
+      res.limit_met = false;
+      return res;
+    }
+    arena = device_buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "forward.arena"), std::size_t(res.swaps.arena / sizeof(float)) + 1);
+  } else if (memory == activation_memory::arena) {
     const double bytes = place_in_arena(g.tensors, fit::first);
     arena = device_buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "forward.arena"), std::size_t(bytes / sizeof(float)) + 1);
     for (std::size_t t = 0; t < g.tensors.size(); ++t) ptr[t] = arena.data() + std::size_t(g.tensors[t].offset / sizeof(float));
@@ -207,12 +254,19 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
     }
   }
 
+  // Tensor t's device memory at step s: its piece's place in the arena when swapping.
+  auto at = [&](int t, int s) -> float* {
+    if (!swapping) return ptr[std::size_t(t)];
+    return arena.data() + std::size_t(res.swaps.piece_at(t, s).offset / sizeof(float));
+  };
+
   // Steps: layout transforms where a consumer's layout differs from its input's (converted
   // copies live in their own buffers, outside the arena), then the layer.
   struct step {
     bench_case* c;
     std::string label, layout, variant;
     int repeat = 1;
+    int layer = 0;
   };
   std::vector<step> steps;
   std::vector<std::unique_ptr<bench_case>> transforms;
@@ -224,7 +278,7 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
     for (int t : g.inputs_of[i]) {
       const layout_axis have = tensor_layout[std::size_t(t)];
       if (have == want) {
-        in_ptrs.push_back(ptr[std::size_t(t)]);
+        in_ptrs.push_back(at(t, int(i)));
         continue;
       }
       auto key = std::make_pair(t, want);
@@ -236,35 +290,77 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
         transforms.push_back(tv->make(transform_spec(d, name), settings));
         transforms.back()->setup(seed);
         converted.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "forward." + name), d.size());
-        transforms.back()->bind({ptr[std::size_t(t)]}, converted.back().data());
+        res.converted_bytes += double(d.size() * sizeof(float));
+        transforms.back()->bind({at(t, int(i))}, converted.back().data());
         steps.push_back({transforms.back().get(),
                          "transform " + g.tensors[std::size_t(t)].name + " " + bench::name(have) + "->" + bench::name(want),
-                         bench::name(want), tv->variant_name(), 1});
+                         bench::name(want), tv->variant_name(), 1, int(i)});
         conversions[key] = converted.back().data();
         ++res.transforms;
       }
       in_ptrs.push_back(conversions[key]);
     }
-    cases[i]->bind(in_ptrs, ptr[std::size_t(g.output_of[i])]);
+    cases[i]->bind(in_ptrs, at(g.output_of[i], int(i)));
     const auto* v = plan.variants[i];
     steps.push_back({cases[i].get(), layers[i].layer, name(v->layout),
                      v->variant_name() + (v->tuning.empty() ? "" : "/" + v->tuning.name) +
                          (v->space == space_axis::global ? "" : std::string("@") + name(v->space)),
-                     layers[i].repeat});
+                     layers[i].repeat, int(i)});
   }
+
+  // The swaps: a host buffer each; the copies out after their step `from`, back in with step
+  // to-1 (overlapped) or before step `to` (synchronous), on their own instance (memory_plan.hpp).
+  std::vector<host_buffer> host_copies;
+  std::vector<std::vector<std::size_t>> copy_in_at(L), copy_out_after(L);
+  for (std::size_t k = 0; k < res.swaps.swaps.size(); ++k) {
+    const auto& sw = res.swaps.swaps[k];
+    host_copies.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "forward.swap." + sw.tensor),
+                             std::size_t(sw.bytes / sizeof(float)));
+    copy_out_after[std::size_t(sw.from)].push_back(k);
+    copy_in_at[std::size_t(sw.to - (sw.overlap_in ? 1 : 0))].push_back(k);
+  }
+  const auto copies = swapping ? copy_instance() : Kokkos::DefaultExecutionSpace();
+  auto device_side = [&](std::size_t k, int s) {
+    const auto& sw = res.swaps.swaps[k];
+    return device_span(at(sw.tensor_index, s), host_copies[k].extent(0));
+  };
+  // A layer's first step issues the copies back in; a synchronous one is waited for at once.
+  auto before_step = [&](std::size_t s) {
+    if (!swapping || (s > 0 && steps[s - 1].layer == steps[s].layer)) return;
+    bool wait = false;
+    for (std::size_t k : copy_in_at[std::size_t(steps[s].layer)]) {
+      Kokkos::deep_copy(copies, device_side(k, res.swaps.swaps[k].to), host_copies[k]);
+      wait = wait || !res.swaps.swaps[k].overlap_in;
+    }
+    if (wait) copies.fence();
+  };
+  // A layer's last step waits for the copies issued with it and after the layer before, then
+  // issues the copies out of the tensors it used last before a gap.
+  auto after_step = [&](std::size_t s) {
+    if (!swapping || (s + 1 < steps.size() && steps[s + 1].layer == steps[s].layer)) return;
+    copies.fence();
+    bool wait = false;
+    for (std::size_t k : copy_out_after[std::size_t(steps[s].layer)]) {
+      Kokkos::deep_copy(copies, host_copies[k], device_side(k, res.swaps.swaps[k].from));
+      wait = wait || !res.swaps.swaps[k].overlap_out;
+    }
+    if (wait) copies.fence();
+  };
 
   const dims4 in_d = tensor_dims[0];
   const std::vector<double> x0 = network_input(su, seed);
   auto upload_input = [&]() {
-    upload(ptr[0], tensor_layout[0], in_d, x0);  // the input may be overwritten in place
+    upload(at(0, 0), tensor_layout[0], in_d, x0);  // the input may be overwritten in place
     Kokkos::fence();
   };
   auto run_pass = [&](std::vector<std::vector<double>>* step_s) {
     upload_input();
     for (std::size_t s = 0; s < steps.size(); ++s) {
       Kokkos::Timer t;
+      before_step(s);
       for (int r = 0; r < steps[s].repeat; ++r) steps[s].c->run();
       Kokkos::fence();
+      after_step(s);
       if (step_s) (*step_s)[s].push_back(t.seconds());
     }
   };
@@ -273,7 +369,7 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
   run_pass(nullptr);
   const int out_t = g.output_of.back();
   const dims4 out_d = layers.back().out;
-  const float* out_ptr = ptr[std::size_t(out_t)];
+  const float* out_ptr = at(out_t, int(L) - 1);
   res.output = download(out_ptr, tensor_layout[std::size_t(out_t)], out_d);
   res.check = compare([&](int n, int c, int h, int w) { return res.output[((std::size_t(n) * out_d.c + c) * out_d.h + h) * out_d.w + w]; },
                       out_d, reference, tolerance);

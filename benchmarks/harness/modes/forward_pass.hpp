@@ -37,11 +37,21 @@ struct forward_result {
   comparison check;                    // final output against the host reference
   std::vector<double> output;          // final output, logical nchw
   double arena_bytes = 0;              // activations' device memory (arena or sum of buffers)
+  double converted_bytes = 0;          // layout transforms' copies (own buffers, outside the arena)
+  // activation_memory::swapped only: the swap plan executed.
+  swap_plan swaps;
+  bool limit_met = true;               // false: not run (the plan cannot meet the limit)
 };
 
 // Where the activations live: one buffer per tensor, or carved out of one arena placed by the
-// first-fit planner (the graph is built with each variant's own in-place capability).
-enum class activation_memory { separate, arena };
+// first-fit planner (the graph is built with each variant's own in-place capability), or that
+// arena under a memory limit with the swap plan (memory_plan.hpp) executed: each swapped tensor is
+// copied to a host buffer (host-pinned on CUDA and HIP) on a second execution-space instance right
+// after its use at `from`, and back to its next place in the arena with step to-1 (overlapped) or
+// just before step `to` (synchronous); a copy out is overlapped with step from+1 or waited for at
+// once. Each layer's last step waits for the copies issued with it and after the layer before.
+// With Kokkos 3 there is no second instance: the same schedule runs on the default one.
+enum class activation_memory { separate, arena, swapped };
 
 // The host reference forward pass (double), layer by layer with the plan's cases' weights.
 std::vector<double> reference_forward(const suite& su, std::uint64_t seed, const case_settings& settings = {});
@@ -52,10 +62,16 @@ std::vector<double> reference_forward(const suite& su, std::uint64_t seed, const
 forward_result run_forward(const suite& su, const forward_plan& plan, std::uint64_t seed,
                            const std::vector<double>& reference, double tolerance, int min_reps,
                            int max_reps, double budget_s, activation_memory memory,
-                           const case_settings& settings = {});
+                           const case_settings& settings = {}, double memory_limit_bytes = 0);
 
 // The uniform plan: each layer's op's baseline in the given layout.
 forward_plan uniform_plan(const suite& su, layout_axis layout);
+
+// The uniform plan, except that each layer whose op may run in place gets a variant of the layout
+// that is safe in place for it when the baseline is not (a kcnn one in global memory; none: the
+// baseline stays), so an arena reaches the lifetimes the memory plan assumes. Named
+// uniform_<layout>_in_place.
+forward_plan in_place_plan(const suite& su, layout_axis layout, const case_settings& settings = {});
 
 // The shape of tensor `producer`'s output (-1: the network input).
 dims4 tensor_shape(const suite& su, int producer);

@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <stdexcept>
 
 namespace kcnn::bench {
 
@@ -131,41 +132,115 @@ double live_bytes_peak(const std::vector<planned_tensor>& tensors, int steps) {
   return *std::max_element(live.begin(), live.end());
 }
 
+namespace {
+// Each tensor's stays on the device under the swaps: split at every swapped gap.
+std::vector<device_piece> device_pieces(const std::vector<planned_tensor>& tensors, const std::vector<swap_choice>& swaps) {
+  std::vector<device_piece> pieces;
+  for (int t = 0; t < int(tensors.size()); ++t) {
+    std::vector<const swap_choice*> mine;
+    for (const auto& s : swaps)
+      if (s.tensor_index == t) mine.push_back(&s);
+    std::sort(mine.begin(), mine.end(), [](auto* a, auto* b) { return a->from < b->from; });
+    int start = tensors[std::size_t(t)].first;
+    for (const auto* s : mine) {
+      pieces.push_back({t, start, s->from + (s->overlap_out ? 1 : 0), 0});
+      start = s->to - (s->overlap_in ? 1 : 0);
+    }
+    pieces.push_back({t, start, tensors[std::size_t(t)].last, 0});
+  }
+  return pieces;
+}
+
+std::vector<planned_tensor> as_tensors(const std::vector<planned_tensor>& tensors, const std::vector<device_piece>& pieces) {
+  std::vector<planned_tensor> out;
+  for (const auto& p : pieces) {
+    const auto& t = tensors[std::size_t(p.tensor)];
+    out.push_back({t.name, t.bytes, p.first, p.last, {}, -1, t.creator});
+  }
+  return out;
+}
+}  // namespace
+
+const device_piece& swap_plan::piece_at(int t, int s) const {
+  for (const auto& p : pieces)
+    if (p.tensor == t && p.first <= s && s <= p.last) return p;
+  throw std::logic_error("swap plan: tensor " + std::to_string(t) + " is not on the device at step " + std::to_string(s));
+}
+
 swap_plan plan_swaps(const std::vector<planned_tensor>& tensors, int steps, double limit_bytes) {
   swap_plan plan;
-  std::set<std::pair<std::size_t, int>> taken;  // (tensor, gap start)
+  double target = limit_bytes;
   while (true) {
-    auto live = live_bytes(tensors, steps);
-    for (const auto& sw : plan.swaps)
-      for (int s = sw.from + 1; s < sw.to; ++s) live[std::size_t(s)] -= sw.bytes;
-    const auto peak_it = std::max_element(live.begin(), live.end());
-    plan.peak = *peak_it;
-    const int peak = int(peak_it - live.begin());
-    if (plan.peak <= limit_bytes) {
-      plan.fits = true;
-      return plan;
-    }
-    // Candidates: a gap between two consecutive uses that straddles the peak step.
-    double best_score = -1;
-    swap_choice best;
-    std::size_t best_tensor = 0;
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      const auto& u = tensors[i].uses;
-      for (std::size_t j = 1; j < u.size(); ++j) {
-        if (!(u[j - 1] < peak && peak < u[j]) || taken.count({i, u[j - 1]})) continue;
-        const double score = double(u[j] - u[j - 1]) * tensors[i].bytes;
-        if (score > best_score) {
-          best_score = score;
-          best = {tensors[i].name, u[j - 1], u[j], tensors[i].bytes};
-          best_tensor = i;
+    bool exhausted = false;
+    while (true) {
+      const auto live = live_bytes(as_tensors(tensors, device_pieces(tensors, plan.swaps)), steps);
+      const auto peak_it = std::max_element(live.begin(), live.end());
+      plan.live_peak = *peak_it;
+      if (plan.live_peak <= target) break;
+      const int peak = int(peak_it - live.begin());
+      // Candidates: a gap between two consecutive uses that contains the peak step, swapped with
+      // its copies overlapped where the peak allows (a copy beside the peak step would hold the
+      // bytes there), or a swapped gap widened to the peak by making one of its copies
+      // synchronous. The fewest copies made synchronous first, then the largest gap x size.
+      int best_sync = 3;
+      double best_score = -1;
+      swap_choice best;
+      int widen = -1;  // index of the swap to widen
+      for (int i = 0; i < int(tensors.size()); ++i) {
+        const auto& u = tensors[std::size_t(i)].uses;
+        for (std::size_t j = 1; j < u.size(); ++j) {
+          const int from = u[j - 1], to = u[j];
+          if (!(from < peak && peak < to)) continue;
+          const double score = double(to - from) * tensors[std::size_t(i)].bytes;
+          swap_choice c{tensors[std::size_t(i)].name, i, from, to, tensors[std::size_t(i)].bytes, peak > from + 1, peak < to - 1};
+          int sync = int(!c.overlap_out) + int(!c.overlap_in), index = -1;
+          for (std::size_t k = 0; k < plan.swaps.size(); ++k)
+            if (plan.swaps[k].tensor_index == i && plan.swaps[k].from == from) index = int(k);
+          if (index >= 0) {  // already swapped, the peak beside one of its copies: that copy synchronous
+            const auto& old = plan.swaps[std::size_t(index)];
+            c.overlap_out = old.overlap_out && c.overlap_out;
+            c.overlap_in = old.overlap_in && c.overlap_in;
+            sync = int(!c.overlap_out) + int(!c.overlap_in) - int(!old.overlap_out) - int(!old.overlap_in);
+            if (sync == 0) continue;  // its window already holds the peak
+          }
+          if (sync < best_sync || (sync == best_sync && score > best_score)) {
+            best_sync = sync;
+            best_score = score;
+            best = c;
+            widen = index;
+          }
         }
       }
+      if (best_score < 0) {  // nothing can be off the device at the peak: the target cannot be met
+        exhausted = true;
+        break;
+      }
+      if (widen >= 0) {
+        plan.swaps[std::size_t(widen)] = best;
+      } else {
+        plan.swaps.push_back(best);
+        plan.moved_bytes += 2.0 * best.bytes;
+      }
     }
-    if (best_score < 0) return plan;  // nothing straddles the peak: the limit cannot be met
-    taken.insert({best_tensor, best.from});
-    plan.swaps.push_back(best);
-    plan.moved_bytes += 2.0 * best.bytes;
+    plan.pieces = device_pieces(tensors, plan.swaps);
+    auto placed = as_tensors(tensors, plan.pieces);
+    plan.arena = place_in_arena(placed, fit::first);
+    for (std::size_t k = 0; k < placed.size(); ++k) plan.pieces[k].offset = placed[k].offset;
+    plan.fits = plan.arena <= limit_bytes;
+    if (plan.fits || exhausted) return plan;
+    // Fragmentation: ask the live peak for the arena's excess below what it reached.
+    target = std::min(target, plan.live_peak) - (plan.arena - limit_bytes);
   }
+}
+
+std::string describe_swaps(const swap_plan& plan) {
+  std::string out;
+  for (const auto& s : plan.swaps) {
+    out += (out.empty() ? "" : " ") + s.tensor + "@" + std::to_string(s.from) + "-" + std::to_string(s.to);
+    if (!s.overlap_out || !s.overlap_in)
+      out += !s.overlap_out && !s.overlap_in ? "(sync)" : !s.overlap_out ? "(sync out)" : "(sync in)";
+  }
+  return out.empty() ? "none" : out;
 }
 
 memory_plan_summary summarize_memory_plan(const suite& su) {

@@ -59,21 +59,46 @@ double free_after_last_use_peak(const std::vector<planned_tensor>& tensors, int 
 double live_bytes_peak(const std::vector<planned_tensor>& tensors, int steps);
 std::vector<double> live_bytes(const std::vector<planned_tensor>& tensors, int steps);
 
-// A swap plan under a memory limit: tensors moved to the host for a gap between two of their
-// uses that contains the peak step, ranked by gap x size, taken greedily until the peak of live
-// bytes fits the limit (or no candidate is left).
+// A swap plan under a memory limit, for the schedule run_forward executes (forward_pass.hpp): a
+// tensor swapped out after its use at step `from` is copied to the host, and copied back before
+// its next use at `to`. Each copy is overlapped with the step beside it (the copy out with step
+// from+1, the copy back with step to-1), which holds the tensor's device bytes through that step,
+// or synchronous (the step waits for it), which frees them for that step too. So a swap frees
+// its bytes for steps from+1+overlap_out .. to-1-overlap_in.
+//
+// The plan takes gaps between consecutive uses that contain the peak step of live bytes, with
+// copies overlapped where the peak allows; the fewest synchronous copies first (widening a swap
+// already taken to the peak by making one of its copies synchronous counts one), then the
+// largest gap x size; greedily, until the live peak fits a target. Then it places every device
+// residence of every tensor (its "pieces": a swapped tensor has one per stay on the device, each
+// at its own offset) first fit in one arena. When fragmentation leaves the arena above the limit
+// it lowers the target by the excess and goes on, until the arena fits or nothing is left.
 struct swap_choice {
   std::string tensor;
-  int from = 0, to = 0;  // on the host strictly between these steps
+  int tensor_index = 0;
+  int from = 0, to = 0;  // consecutive uses
   double bytes = 0;
+  bool overlap_out = true, overlap_in = true;
+};
+struct device_piece {
+  int tensor = 0;         // index into the graph's tensors
+  int first = 0, last = 0;  // steps on the device, inclusive
+  double offset = 0;      // in the arena
 };
 struct swap_plan {
   std::vector<swap_choice> swaps;
-  double peak = 0;         // peak live bytes with the swaps
-  double moved_bytes = 0;  // device->host plus host->device
-  bool fits = false;
+  std::vector<device_piece> pieces;
+  double arena = 0;        // peak device bytes: the arena with the pieces placed
+  double live_peak = 0;    // peak live bytes with the swaps (the arena's lower bound)
+  double moved_bytes = 0;  // device->host plus host->device, per forward pass
+  bool fits = false;       // arena <= limit
+  // The piece of tensor `t` on the device at step `s` (which must be a step it is on the device).
+  const device_piece& piece_at(int t, int s) const;
 };
 swap_plan plan_swaps(const std::vector<planned_tensor>& tensors, int steps, double limit_bytes);
+// The swaps as "tensor@from-to" words ("(sync out)", "(sync in)" or "(sync)" after synchronous
+// copies), or "none".
+std::string describe_swaps(const swap_plan& plan);
 
 // The table of --memory-plan for one network at one batch.
 struct memory_plan_summary {

@@ -41,7 +41,7 @@ int run_memory_plan(const options& opt, std::vector<suite>& suites, results_writ
   std::cout << std::left << std::setw(16) << "network" << std::right << std::setw(6) << "batch" << std::setw(9)
             << "tensors" << std::setw(12) << "no reuse" << std::setw(14) << "free-after" << std::setw(12)
             << "first-fit" << std::setw(12) << "best-fit" << std::setw(13) << "lower bound" << std::setw(10)
-            << "saved" << (opt.memory_limit_mib > 0 ? "  swap plan" : "") << "\n";
+            << "saved" << (opt.memory_limits_mib.empty() ? "" : "  swap plans") << "\n";
   int rc = 0;
   for (auto& su : suites) {
     if (su.kind != suite_kind::network) {
@@ -64,20 +64,18 @@ int run_memory_plan(const options& opt, std::vector<suite>& suites, results_writ
       writer.write(plan_row(ctx, su, "first_fit", m.first_fit, m.no_reuse, " (one arena, largest first)"));
       writer.write(plan_row(ctx, su, "best_fit", m.best_fit, m.no_reuse, " (one arena, largest first)"));
       writer.write(plan_row(ctx, su, "lower_bound", m.lower_bound, m.no_reuse, " (peak live bytes)"));
-      if (opt.memory_limit_mib > 0) {
+      for (const double limit_mib : opt.memory_limits_mib) {
         const tensor_graph g = build_tensor_graph(su);
-        const swap_plan sp = plan_swaps(g.tensors, g.steps, opt.memory_limit_mib * mib);
-        std::cout << "  peak " << fixed(sp.peak / mib, 1) << " MiB" << (sp.fits ? "" : " (limit not reached)")
-                  << ", " << sp.swaps.size() << " swaps, " << fixed(sp.moved_bytes / mib, 1) << " MiB moved";
-        std::string which;
-        for (const auto& s : sp.swaps)
-          which += (which.empty() ? "" : " ") + s.tensor + "@" + std::to_string(s.from) + "-" + std::to_string(s.to);
-        result_row r = plan_row(ctx, su, "swap", sp.peak, m.no_reuse,
-                                "; limit " + fixed(opt.memory_limit_mib, 1) + " MiB " +
-                                    (sp.fits ? "met" : "not met: no tensor straddles the peak") + "; " +
-                                    fixed(sp.moved_bytes / mib, 1) + " MiB moved to and from the host; swaps: " +
-                                    (which.empty() ? "none" : which));
-        r.tuning = "limit_" + fixed(opt.memory_limit_mib, 0) + "MiB";
+        const swap_plan sp = plan_swaps(g.tensors, g.steps, limit_mib * mib);
+        std::cout << "  [" << fixed(limit_mib, 1) << ": arena " << fixed(sp.arena / mib, 1) << " MiB"
+                  << (sp.fits ? "" : " (limit not reached)") << ", " << sp.swaps.size() << " swaps, "
+                  << fixed(sp.moved_bytes / mib, 1) << " MiB moved]";
+        result_row r = plan_row(ctx, su, "swap", sp.arena, m.no_reuse,
+                                "; limit " + fixed(limit_mib, 1) + " MiB " +
+                                    (sp.fits ? "met" : "not met: no tensor can be off the device at the peak step") +
+                                    "; live peak " + fixed(sp.live_peak / mib, 1) + " MiB; " + fixed(sp.moved_bytes / mib, 1) +
+                                    " MiB moved to and from the host; swaps: " + describe_swaps(sp));
+        r.tuning = "limit_" + fixed(limit_mib, 1) + "MiB";
         r.key += "/" + r.tuning;
         if (!sp.fits) r.status = case_status::skipped;
         writer.write(r);

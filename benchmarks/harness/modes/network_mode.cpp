@@ -128,6 +128,56 @@ result_row network_row(const run_context& ctx, const layer_spec& l0, const std::
   r.cache = "warm";
   return r;
 }
+// The arena pass under a memory limit with the swap plan executed (row uniform_nchw_swap, tuning
+// limit_<MiB>MiB), against the unswapped arena pass `arena` of the same plan. 1 when it failed.
+int swapped_pass(const suite& su, const options& opt, const std::vector<double>& reference, double tolerance,
+                 const forward_result& arena, double limit_mib, results_writer& writer, const case_settings& settings) {
+  const double mib = 1048576.0;
+  forward_result w;
+  std::string error;
+  try {
+    w = run_forward(su, in_place_plan(su, layout_axis::nchw, settings), opt.seed, reference, tolerance, opt.min_reps,
+                    opt.max_reps, opt.budget_s, activation_memory::swapped, settings, limit_mib * mib);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const std::string limit = fixed(limit_mib, 1) + " MiB";
+  result_row row = network_row(writer.context(), su.layers.front(), "uniform_nchw_swap", "all", "nchw",
+                               "limit_" + fixed(limit_mib, 1) + "MiB");
+  row.bytes = w.arena_bytes + w.converted_bytes;
+  const auto& sp = w.swaps;
+  int failed = 0;
+  if (!error.empty()) {
+    row.status = case_status::error;
+    row.note = error;
+    failed = 1;
+  } else if (!w.limit_met) {
+    row.status = case_status::skipped;
+    row.note = "limit " + limit + " not reachable by swapping: the arena stays at " + fixed(sp.arena / mib, 2) +
+               " MiB (live peak " + fixed(sp.live_peak / mib, 2) + " MiB) with " + std::to_string(sp.swaps.size()) +
+               " swaps; no other tensor can be off the device at the peak step";
+  } else if (!w.check.passed || w.output != arena.output) {
+    row.status = case_status::failed_validation;
+    row.rel_error = w.check.rel_l2;
+    row.note = w.check.passed ? "output DIFFERENT from the unswapped arena pass" : w.check.message;
+    failed = 1;
+  } else {
+    row.status = case_status::ok;
+    row.reps = w.reps;
+    row.rel_error = w.check.rel_l2;
+    row.tolerance = tolerance;
+    row.time_ms_median = w.total_ms;
+    row.note = "peak device bytes " + fixed(row.bytes / mib, 2) + " MiB under the limit of " + limit +
+               " (unswapped arena " + fixed(arena.arena_bytes / mib, 2) + " MiB); " + std::to_string(sp.swaps.size()) +
+               " swaps move " + fixed(sp.moved_bytes / mib, 2) + " MiB to and from the host per pass (" +
+               describe_swaps(sp) + "); slowdown " + fixed(w.total_ms / arena.total_ms, 3) +
+               "x the unswapped arena pass (" + fixed(arena.total_ms, 3) + " ms); output identical to it";
+  }
+  writer.write(row);
+  std::cout << "swap " << limit << ": " << (is_timed(row.status) ? "" : std::string(name(row.status)) + ": ") << row.note
+            << "\n";
+  return failed;
+}
 }  // namespace
 
 int run_network_plans(const options& opt, const std::vector<suite>& suites,
@@ -257,32 +307,47 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
       }
     }
 
-    // The planned arena: the same pass with every activation carved out of one first-fit arena.
+    // The planned arena: the uniform nchw pass with every activation carved out of one first-fit
+    // arena, in-place layers on variants safe in place (in_place_plan); under --memory-limit, that
+    // arena with the swap plan executed (forward_pass.hpp).
     if (!results.empty() && results.front().check.passed) {
+      const double mib = 1048576.0;
       forward_result a;
-      std::string error;
+      std::string error, swapped_in;
       try {
-        a = run_forward(su, plans.front(), opt.seed, reference, tolerance, 1, 1, 0.0, activation_memory::arena, settings);
+        const forward_plan arena_plan = in_place_plan(su, layout_axis::nchw, settings);
+        for (std::size_t i = 0; i < su.layers.size(); ++i)
+          if (arena_plan.variants[i] != plans.front().variants[i])
+            swapped_in += (swapped_in.empty() ? "" : ", ") + su.layers[i].layer + " " + arena_plan.variants[i]->variant_name();
+        a = run_forward(su, arena_plan, opt.seed, reference, tolerance, opt.min_reps, opt.max_reps, opt.budget_s,
+                        activation_memory::arena, settings);
       } catch (const std::exception& e) {
         error = e.what();
       }
-      const bool same = error.empty() && a.output == results.front().output;
+      const bool same = error.empty() && a.check.passed;
       result_row row = network_row(writer.context(), l0, "uniform_nchw_arena", "all", "nchw", "");
       row.bytes = a.arena_bytes;
       row.status = same ? case_status::ok : (error.empty() ? case_status::failed_validation : case_status::error);
       row.rel_error = a.check.rel_l2;
-      row.note = error.empty() ? "first-fit arena of " + fixed(a.arena_bytes / 1048576.0, 1) + " MiB vs " +
-                                     fixed(results.front().arena_bytes / 1048576.0, 1) + " MiB in separate buffers; output " +
-                                     (same ? "identical to" : "DIFFERENT from") + " the separate-buffer pass"
+      row.note = error.empty() ? "first-fit arena of " + fixed(a.arena_bytes / mib, 1) + " MiB vs " +
+                                     fixed(results.front().arena_bytes / mib, 1) + " MiB in separate buffers" +
+                                     (swapped_in.empty() ? "" : "; in place with " + swapped_in) + "; output " +
+                                     (a.output == results.front().output ? "identical to the separate-buffer pass"
+                                                                         : "validated against the reference (other variants: other rounding)")
                                : error;
       if (is_timed(row.status)) {
         row.time_ms_median = a.total_ms;
         row.reps = a.reps;
+        row.tolerance = tolerance;
       } else {
         ++failures;
       }
       writer.write(row);
       std::cout << "arena: " << row.note << "\n";
+
+      if (same)
+        for (const double limit_mib : opt.memory_limits_mib)
+          failures += swapped_pass(su, opt, reference, tolerance, a, limit_mib, writer, settings);
     }
   }
   return failures;

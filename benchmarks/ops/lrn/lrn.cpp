@@ -1,6 +1,6 @@
 // lrn across channels (params: size, alpha, beta, k; AlexNet defaults 5, 1e-4, 0.75, 1):
 // naive (each output sums its window; the baseline, also readonly and the CUDA spaces), sliding
-// (running sum over channels per pixel), vector (rows per team, lanes along the contiguous axis)
+// (running sum over channels per pixel; also in place, for network passes), vector (rows per team, lanes along the contiguous axis)
 // and onednn (host builds).
 #include "../common/onednn_peer.hpp"
 #include "../common/fault_injection.hpp"
@@ -34,6 +34,9 @@ struct lrn_kernel : library_descriptor<lrn_kernel, Variant, variant::lrn_naive> 
   static std::vector<dims4> inputs(const params& p) { return {p.dims()}; }
   static dims4 output(const params& p) { return p.dims(); }
   static double tolerance(const params&) { return 1e-4; }
+  // sliding keeps the window's squares in a ring when out is in (kcnn/lrn.hpp).
+  static constexpr bool in_place_safe = std::is_same_v<Variant, variant::lrn_sliding>;
+  static bool in_place_safe_for(const params& p) { return p.size <= kcnn::detail::lrn_sliding_in_place_max_size; }
   static double bytes(const params& p) { return p.min_bytes(); }
   static double flops(const params& p) { return p.flops(); }
   template <class Exec, class Ops, class Out>

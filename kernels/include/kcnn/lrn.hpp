@@ -74,9 +74,16 @@ struct lrn_naive_functor {
   }
 };
 
+// The largest window lrn_sliding computes in place (cuDNN's LRN takes windows up to 16).
+inline constexpr int lrn_sliding_in_place_max_size = 15;
+
 // One thread per pixel (n, h, w), walking the channels with a running sum of squares: each
-// input is read twice (entering and leaving the window) instead of `size` times.
-template <class In, class Out>
+// input is read twice (entering and leaving the window) instead of `size` times. In place (out
+// is in: a network's forward pass may ask), the channel leaving the window already holds its
+// output, so its square comes from a ring of the window's squares instead (per thread, local
+// memory on a GPU): the same sums in the same order (the bits may differ only where the
+// compiler fuses a square into its sum in one form and not in the other).
+template <class In, class Out, bool InPlace>
 struct lrn_sliding_functor {
   In in;
   Out out;
@@ -88,16 +95,26 @@ struct lrn_sliding_functor {
     const int half = p.size / 2;
     const float scale = p.alpha / float(p.size);
     float sum = 0.0f;
+    [[maybe_unused]] float ring[InPlace ? lrn_sliding_in_place_max_size : 1];  // square of channel cc at cc % size
+    if constexpr (InPlace)
+      for (int j = 0; j < p.size; ++j) ring[j] = 0.0f;
     for (int cc = 0; cc < half && cc < p.c; ++cc) {
       const float v = in(n, cc, h, w);
       sum += v * v;
+      if constexpr (InPlace) ring[cc] = v * v;
     }
     for (int c = 0; c < p.c; ++c) {
+      float entering = 0.0f;
       if (c + half < p.c) {
         const float v = in(n, c + half, h, w);
-        sum += v * v;
+        entering = v * v;
+        sum += entering;
       }
-      if (c - half - 1 >= 0) {
+      if constexpr (InPlace) {
+        const int slot = (c + half) % p.size;  // the channel leaving, c - half - 1, had this slot
+        if (c - half - 1 >= 0) sum -= ring[slot];
+        ring[slot] = entering;
+      } else if (c - half - 1 >= 0) {
         const float v = in(n, c - half - 1, h, w);
         sum -= v * v;
       }
@@ -220,7 +237,8 @@ struct lrn_naive {
                          detail::lrn_naive_functor<In, Out>{in, out, p});
   }
 };
-// One thread per pixel with a running sum over the channels. Compile-time output layouts.
+// One thread per pixel with a running sum over the channels. Compile-time output layouts. Runs
+// in place too (out the same tensor as in, same layout) for size <= 15.
 struct lrn_sliding {
   using op = ops::lrn;
   template <class Exec, class In, class Out>
@@ -228,8 +246,18 @@ struct lrn_sliding {
     static_assert(!Out::layout_tag::runtime_strided,
                   "kcnn::lrn: lrn_sliding needs a compile-time output layout (use lrn_naive for strided)");
     const dims4 pixels{p.n, 1, p.h, p.w};
-    launch_range("kcnn::lrn_sliding", exec, pixels.size(),
-                         detail::lrn_sliding_functor<In, Out>{in, out, p, pixels});
+    if (static_cast<const void*>(in.view().data()) == static_cast<const void*>(out.view().data())) {
+      if (!std::is_same_v<typename In::layout_tag, typename Out::layout_tag> || in.view().span() != out.view().span())
+        detail::fail("lrn", "lrn_sliding: in place, in and out must be the same tensor in the same layout");
+      if (p.size > detail::lrn_sliding_in_place_max_size)
+        detail::fail("lrn", "lrn_sliding: in place, size must be <= " +
+                                std::to_string(detail::lrn_sliding_in_place_max_size) + ", got " + std::to_string(p.size));
+      launch_range("kcnn::lrn_sliding", exec, pixels.size(),
+                   detail::lrn_sliding_functor<In, Out, true>{in, out, p, pixels});
+    } else {
+      launch_range("kcnn::lrn_sliding", exec, pixels.size(),
+                   detail::lrn_sliding_functor<In, Out, false>{in, out, p, pixels});
+    }
   }
 };
 // The portable mapping (kcnn/lanes.hpp), per layout: nhwc lanes take consecutive channels, each
