@@ -1,5 +1,6 @@
 #include "modes/forward_pass.hpp"
 
+#include "measure/rank_agreement.hpp"
 #include "measure/stats.hpp"
 
 #include <kcnn/fill.hpp>
@@ -119,8 +120,8 @@ dims4 tensor_shape(const suite& su, int producer) {
   return producer < 0 ? input_dims(su.layers.front(), 0) : su.layers.at(std::size_t(producer)).out;
 }
 
-double time_layout_transform(const dims4& d, layout_axis from, layout_axis to, std::uint64_t seed, int min_reps,
-                             int max_reps, double budget_s, const case_settings& settings) {
+double time_layout_transform(const dims4& d, layout_axis from, layout_axis to, std::uint64_t seed, const sampler& timer,
+                             int min_reps, int max_reps, double budget_s, const case_settings& settings) {
   const variant_info* tv = transform_variant(from, to);
   if (!tv) return std::numeric_limits<double>::infinity();
   auto c = tv->make(transform_spec(d, "planner_transform"), settings);
@@ -129,16 +130,15 @@ double time_layout_transform(const dims4& d, layout_axis from, layout_axis to, s
   device_buffer out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "planner.out"), d.size());
   Kokkos::deep_copy(in, 0.5f);
   c->bind({in.data()}, out.data());
+  local_agreement alone;
+  const std::string what = "the layout transform " + std::string(name(from)) + "->" + name(to);
+  if (timer.models()) return timer.sample(*c, 1, alone, what) * 1e3;  // one traced run
   c->run();  // warm-up
   Kokkos::fence();
   std::vector<double> s;
   Kokkos::Timer budget;
-  while (int(s.size()) < max_reps && (int(s.size()) < min_reps || budget.seconds() < budget_s)) {
-    Kokkos::Timer t;
-    c->run();
-    Kokkos::fence();
-    s.push_back(t.seconds());
-  }
+  while (int(s.size()) < max_reps && (int(s.size()) < min_reps || budget.seconds() < budget_s))
+    s.push_back(timer.sample(*c, 1, alone, what));
   return summarize(s).median * 1e3;
 }
 
@@ -264,7 +264,7 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
   // copies live in their own buffers, outside the arena), then the layer.
   struct step {
     bench_case* c;
-    std::string label, layout, variant;
+    forward_step_time info;
     int repeat = 1;
     int layer = 0;
   };
@@ -293,8 +293,9 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
         res.converted_bytes += double(d.size() * sizeof(float));
         transforms.back()->bind({at(t, int(i))}, converted.back().data());
         steps.push_back({transforms.back().get(),
-                         "transform " + g.tensors[std::size_t(t)].name + " " + bench::name(have) + "->" + bench::name(want),
-                         bench::name(want), tv->variant_name(), 1, int(i)});
+                         {"transform " + g.tensors[std::size_t(t)].name + " " + bench::name(have) + "->" + bench::name(want),
+                          bench::name(want), tv->variant_name(), 0, int(i), true, d, have, want},
+                         1, int(i)});
         conversions[key] = converted.back().data();
         ++res.transforms;
       }
@@ -302,10 +303,13 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
     }
     cases[i]->bind(in_ptrs, at(g.output_of[i], int(i)));
     const auto* v = plan.variants[i];
-    steps.push_back({cases[i].get(), layers[i].layer, name(v->layout),
-                     v->variant_name() + (v->tuning.empty() ? "" : "/" + v->tuning.name) +
-                         (v->space == space_axis::global ? "" : std::string("@") + name(v->space)),
-                     layers[i].repeat, int(i)});
+    forward_step_time info;
+    info.label = layers[i].layer;
+    info.layout = name(v->layout);
+    info.variant = v->variant_name() + (v->tuning.empty() ? "" : "/" + v->tuning.name) +
+                   (v->space == space_axis::global ? "" : std::string("@") + name(v->space));
+    info.layer = int(i);
+    steps.push_back({cases[i].get(), info, layers[i].repeat, int(i)});
   }
 
   // The swaps: a host buffer each; the copies out after their step `from`, back in with step
@@ -374,6 +378,10 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
   res.check = compare([&](int n, int c, int h, int w) { return res.output[((std::size_t(n) * out_d.c + c) * out_d.h + h) * out_d.w + w]; },
                       out_d, reference, tolerance);
   if (!res.check.passed) return res;
+  if (max_reps <= 0) {  // validated, not timed
+    for (const auto& st : steps) res.steps.push_back(st.info);
+    return res;
+  }
 
   // Timed passes.
   std::vector<std::vector<double>> step_s(steps.size());
@@ -389,8 +397,10 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
   }
   res.reps = int(totals.size());
   res.total_ms = summarize(totals).median * 1e3;
-  for (std::size_t s = 0; s < steps.size(); ++s)
-    res.steps.push_back({steps[s].label, steps[s].layout, steps[s].variant, summarize(step_s[s]).median * 1e3});
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    res.steps.push_back(steps[s].info);
+    res.steps.back().ms = summarize(step_s[s]).median * 1e3;
+  }
   return res;
 }
 

@@ -2,6 +2,7 @@
 // Whole-network forward passes (--network): each layer's output feeds the next on the device,
 // weights are random but fixed (seeded per layer, the same logical values in every layout), and
 // the final output is compared with a host reference forward pass of the same network.
+#include "measure/sampler.hpp"
 #include "modes/memory_plan.hpp"
 #include "cases/registry.hpp"
 #include "suites/suite.hpp"
@@ -25,7 +26,11 @@ struct forward_step_time {
   std::string label;   // layer name, or "transform <tensor> a->b"
   std::string layout;  // the layer's layout (transforms: the target)
   std::string variant; // the case key's variant (and tuning)
-  double ms = 0;       // median over the timed passes
+  double ms = 0;       // median over the timed passes (0: not timed)
+  int layer = 0;       // the layer (transforms: the layer they convert for)
+  bool transform = false;
+  dims4 dims{};        // transforms: the tensor's shape, and its layouts
+  layout_axis from = layout_axis::nchw, to = layout_axis::nchw;
 };
 
 struct forward_result {
@@ -57,8 +62,9 @@ enum class activation_memory { separate, arena, swapped };
 std::vector<double> reference_forward(const suite& su, std::uint64_t seed, const case_settings& settings = {});
 
 // Runs a plan: one validation pass, then timed passes (fenced per step) until min_reps and the
-// time budget are both reached or max_reps. Throws std::runtime_error with the layer named
-// when a variant cannot be chained.
+// time budget are both reached or max_reps (max_reps <= 0: the validation pass only, nothing
+// timed: the gpu-model build). Throws std::runtime_error with the layer named when a variant
+// cannot be chained.
 forward_result run_forward(const suite& su, const forward_plan& plan, std::uint64_t seed,
                            const std::vector<double>& reference, double tolerance, int min_reps,
                            int max_reps, double budget_s, activation_memory memory,
@@ -77,9 +83,11 @@ forward_plan in_place_plan(const suite& su, layout_axis layout, const case_setti
 dims4 tensor_shape(const suite& su, int producer);
 
 // The median time (ms) of the layout transform a forward pass would insert for a tensor of shape
-// d (the kernel run_forward uses), fenced per run, over min_reps..max_reps runs within budget_s
-// after one warm-up; infinity when the build has no such transform.
-double time_layout_transform(const dims4& d, layout_axis from, layout_axis to, std::uint64_t seed, int min_reps,
-                             int max_reps, double budget_s, const case_settings& settings = {});
+// d (the kernel run_forward uses), one launch per sample of `timer` (the harness's sampler), over
+// min_reps..max_reps samples within budget_s after one warm-up; with the device model as the
+// sampler (the gpu-model build), its modelled time of one traced run. Infinity when the build
+// has no such transform.
+double time_layout_transform(const dims4& d, layout_axis from, layout_axis to, std::uint64_t seed, const sampler& timer,
+                             int min_reps, int max_reps, double budget_s, const case_settings& settings = {});
 
 }  // namespace kcnn::bench

@@ -5,6 +5,7 @@
 #include "cases/registry.hpp"
 #include "device/blas_runtime.hpp"
 #include "measure/ceilings.hpp"
+#include "measure/sampler.hpp"
 #include "results/results.hpp"
 #include "cli/options.hpp"
 #include "suites/selection.hpp"
@@ -29,11 +30,11 @@ void print_ceilings(std::ostream& os, const ceilings& c, const blas_info& blas);
 int run_memory_plan_mode(int argc, char** argv, const options& opt, std::vector<suite>& suites);
 int run_memory_plan(const options& opt, std::vector<suite>& suites, results_writer& writer);
 
-// A case the per-case run measured (for the per-layer plan of --network).
+// A case the per-case run measured (for the per-layer and optimal plans of --network).
 struct measured_case {
   const variant_info* variant;
   std::string network, layer;
-  double time_ms;  // median
+  double time_ms;  // median; in the gpu-model build, the device model's time
 };
 
 // --network: after the per-case run over the network suites, runs the uniform plans (nchw,
@@ -41,8 +42,11 @@ struct measured_case {
 // variant, transforms inserted where layouts change), validates each pass against the host
 // reference forward pass, checks the arena run against the separate-buffer run, prints the
 // tables and writes rows (op network). Returns the number of failed plans.
-int run_network_plans(const options& opt, const std::vector<suite>& suites,
-                      const std::vector<measured_case>& measured, results_writer& writer, const case_settings& settings);
+// `timer` is the run's sampler: with the device model (the gpu-model build) the plans' times are
+// modelled, not timed (run_network_plans in network_mode.cpp says how), and the arena and swapped
+// passes are not run.
+int run_network_plans(const options& opt, const std::vector<suite>& suites, const std::vector<measured_case>& measured,
+                      results_writer& writer, const case_settings& settings, const sampler& timer);
 
 // --session NAME: a sequence of kcnn-bench runs (child processes) under --session-minutes,
 // then the session's record (<out>/<device>/<stamp>-session.json) and kcnn-report's report.

@@ -31,10 +31,23 @@ struct plan_costs {
   layout_plan_problem problem;
   std::vector<std::vector<const variant_info*>> best;  // [layer][layout]
   int transform_shapes = 0;                            // distinct (shape, from, to) timed
+  std::map<std::tuple<int, int, int, int, int, int>, double> transform_ms;  // (n, c, h, w, from, to)
+  // A transform's cost (ms; NaN: not timed in this run).
+  double transform(const dims4& d, layout_axis from, layout_axis to) const {
+    const auto it = transform_ms.find(std::make_tuple(d.n, d.c, d.h, d.w, layout_index(from), layout_index(to)));
+    return it == transform_ms.end() ? std::nan("") : it->second;
+  }
+  static int layout_index(layout_axis l) {
+    int k = 0;
+    while (k < int(std::size(plan_layouts)) && plan_layouts[k] != l) ++k;
+    return k;
+  }
 };
 
+// `timer` is the run's sampler: the transforms are timed like the cases, or modelled by the
+// device model in the gpu-model build (where `measured` holds the cases' modelled times).
 plan_costs measure_plan_costs(const suite& su, const std::vector<measured_case>& measured, const options& opt,
-                              const case_settings& settings) {
+                              const case_settings& settings, const sampler& timer) {
   plan_costs pc;
   auto& p = pc.problem;
   const std::size_t L = su.layers.size();
@@ -64,7 +77,7 @@ plan_costs measure_plan_costs(const suite& su, const std::vector<measured_case>&
   std::vector<bool> read(L + 1, false);
   for (const auto& in : p.inputs)
     for (int t : in) read[std::size_t(t + 1)] = true;
-  std::map<std::tuple<int, int, int, int, int, int>, double> timed;  // (n, c, h, w, from, to)
+  auto& timed = pc.transform_ms;
   p.transform_cost.assign(L + 1, std::vector<std::vector<double>>(std::size_t(K), std::vector<double>(std::size_t(K), 0.0)));
   for (std::size_t t = 0; t <= L; ++t) {
     if (!read[t]) continue;
@@ -75,7 +88,7 @@ plan_costs measure_plan_costs(const suite& su, const std::vector<measured_case>&
         const auto key = std::make_tuple(d.n, d.c, d.h, d.w, a, b);
         auto it = timed.find(key);
         if (it == timed.end()) {
-          it = timed.emplace(key, time_layout_transform(d, plan_layouts[a], plan_layouts[b], opt.seed, opt.min_reps,
+          it = timed.emplace(key, time_layout_transform(d, plan_layouts[a], plan_layouts[b], opt.seed, timer, opt.min_reps,
                                                         opt.max_reps, opt.budget_s, settings)).first;
           ++pc.transform_shapes;
         }
@@ -180,8 +193,12 @@ int swapped_pass(const suite& su, const options& opt, const std::vector<double>&
 }
 }  // namespace
 
-int run_network_plans(const options& opt, const std::vector<suite>& suites,
-                      const std::vector<measured_case>& measured, results_writer& writer, const case_settings& settings) {
+int run_network_plans(const options& opt, const std::vector<suite>& suites, const std::vector<measured_case>& measured,
+                      results_writer& writer, const case_settings& settings, const sampler& timer) {
+  // The gpu-model build models instead of timing: each plan is executed once through the GPU code
+  // paths and validated, and its time is the sum of its steps' modelled times (the cases' and the
+  // transforms'), in the model columns; the host's clock times nothing there.
+  const bool modelled = timer.models();
   int failures = 0;
   const double tolerance = 1e-3;  // fp32 kernels against a double reference, through the whole network
   for (const auto& su : suites) {
@@ -214,14 +231,15 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
     layout_plan_solution optimal;
     if (have_per_layer) {
       Kokkos::Timer planning;
-      costs = measure_plan_costs(su, measured, opt, settings);
+      costs = measure_plan_costs(su, measured, opt, settings, timer);
       optimal = optimal_layout_plan(costs.problem);
       forward_plan p{"optimal", {}};
       for (std::size_t i = 0; i < su.layers.size(); ++i) p.variants.push_back(costs.best[i][std::size_t(optimal.layout[i])]);
       plans.push_back(p);
       std::cout << "optimal plan: predicted " << fixed(optimal.cost, 3) << " ms with " << optimal.transforms << " transforms ("
                 << (optimal.exact ? "exact" : "pruned to the cheapest states: not proven optimal") << ", up to "
-                << optimal.peak_states << " frontier states; " << costs.transform_shapes << " transforms timed; "
+                << optimal.peak_states << " frontier states; " << costs.transform_shapes << " transforms "
+                << (modelled ? "modelled" : "timed") << "; "
                 << fixed(planning.seconds(), 1) << " s)\n";
     } else {
       std::cout << "optimal plan: needs a measured chainable case of every layer; skipped\n";
@@ -232,10 +250,24 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
       forward_result r;
       std::string error;
       try {
-        r = run_forward(su, p, opt.seed, reference, tolerance, opt.min_reps, opt.max_reps, opt.budget_s,
+        r = run_forward(su, p, opt.seed, reference, tolerance, opt.min_reps, modelled ? 0 : opt.max_reps, opt.budget_s,
                         activation_memory::separate, settings);
       } catch (const std::exception& e) {
         error = e.what();
+      }
+      bool complete = true;  // modelled: every step has a modelled time
+      if (modelled && error.empty() && r.check.passed) {
+        r.total_ms = 0;
+        for (auto& st : r.steps) {
+          st.ms = st.transform ? costs.transform(st.dims, st.from, st.to) : std::nan("");
+          if (!st.transform)
+            for (const auto& m : measured)
+              if (m.variant == p.variants[std::size_t(st.layer)] && m.network == l0.network &&
+                  m.layer == su.layers[std::size_t(st.layer)].layer)
+                st.ms = m.time_ms * su.layers[std::size_t(st.layer)].repeat;
+          complete = complete && !std::isnan(st.ms);
+          r.total_ms += st.ms;
+        }
       }
       r.plan = p.name;
       const std::string lay = p.name.rfind("uniform_", 0) == 0 ? p.name.substr(8) : "mixed";
@@ -255,28 +287,44 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
         row.reps = r.reps;
         row.rel_error = r.check.rel_l2;
         row.tolerance = tolerance;
-        row.time_ms_median = r.total_ms;
         const double base = results.empty() ? r.total_ms : results.front().total_ms;
         row.note = "speedup " + fixed(base / r.total_ms, 2) + "x over uniform_nchw; " + std::to_string(r.transforms) +
                    " layout transforms; activations " + fixed(r.arena_bytes / 1048576.0, 1) + " MiB";
-        if (have_per_layer) {
+        if (modelled) {
+          row.model.present = complete;
+          row.model.time_us = r.total_ms * 1e3;
+          row.note = complete ? "modelled: " + fixed(r.total_ms, 3) +
+                                    " ms, the sum of the steps' modelled times; executed once through the GPU code paths "
+                                    "and validated, not timed; " + row.note
+                              : "not modelled: a step has no modelled time (a library call?); validated";
+        } else {
+          row.time_ms_median = r.total_ms;
+        }
+        if (have_per_layer && !modelled) {
           const double predicted = predicted_ms(costs, p, su, measured);
           if (!std::isnan(predicted)) row.note += "; predicted " + fixed(predicted, 3) + " ms from this run's layer and transform times";
           if (p.name == "optimal" && !optimal.exact) row.note += " (plan pruned: not proven optimal)";
         }
+        if (modelled && p.name == "optimal" && !optimal.exact) row.note += " (plan pruned: not proven optimal)";
         for (const auto& s : r.steps) {
           result_row sr = network_row(writer.context(), l0, p.name, s.label, s.layout, s.variant);
           sr.status = case_status::ok;
           sr.reps = r.reps;
-          sr.time_ms_median = s.ms;
-          sr.note = "fenced step of the forward pass";
+          if (modelled) {
+            sr.model.present = !std::isnan(s.ms);
+            sr.model.time_us = s.ms * 1e3;
+            sr.note = "modelled step of the forward pass";
+          } else {
+            sr.time_ms_median = s.ms;
+            sr.note = "fenced step of the forward pass";
+          }
           writer.write(sr);
         }
       }
       writer.write(row);
       std::cout << std::left << std::setw(14) << p.name << std::right;
       if (is_timed(row.status))
-        std::cout << std::setw(12) << fixed(r.total_ms, 3) << " ms  speedup " << fixed(results.empty() ? 1.0 : results.front().total_ms / r.total_ms, 2)
+        std::cout << std::setw(12) << fixed(r.total_ms, 3) << (modelled ? " ms modelled" : " ms") << "  speedup " << fixed(results.empty() ? 1.0 : results.front().total_ms / r.total_ms, 2)
                   << "x  transforms " << r.transforms << "  rel_err " << std::setprecision(2) << r.check.rel_l2 << "\n";
       else
         std::cout << "  " << name(row.status) << ": " << row.note << "\n";
@@ -310,7 +358,9 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites,
     // The planned arena: the uniform nchw pass with every activation carved out of one first-fit
     // arena, in-place layers on variants safe in place (in_place_plan); under --memory-limit, that
     // arena with the swap plan executed (forward_pass.hpp).
-    if (!results.empty() && results.front().check.passed) {
+    if (modelled) {
+      std::cout << "arena and swapped passes: host timings, not run in the gpu-model build\n";
+    } else if (!results.empty() && results.front().check.passed) {
       const double mib = 1048576.0;
       forward_result a;
       std::string error, swapped_in;

@@ -180,6 +180,7 @@ class benchmark_run {
   const char* sampler_name() const { return sampler_.name(); }
   std::string model_context() const { return sampler_.context_json(); }
   const std::vector<measured_case>& measured() const { return measured_; }
+  const sampler& timer() const { return sampler_; }
 
  private:
   bool replicate() const { return opt_.mpi == mpi_mode::replicate; }
@@ -263,6 +264,7 @@ class benchmark_run {
     } else if (is_timed(row.status)) {  // modelled, not timed
       for (auto _ : st) st.SetIterationTime(1e-9);
       st.counters["model_us"] = row.model.time_us;
+      if (row.model.present) measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.model.time_us * 1e-3});
     } else {
       st.SkipWithError((row.status == case_status::failed_validation ? "failed validation: " + row.note : row.note).c_str());
     }
@@ -480,7 +482,7 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   totals.counts = run.counts();
   totals.interrupted_by = int(stop_signal);
   if (opt.network && !totals.interrupted_by)
-    totals.network_failures = run_network_plans(opt, suites, run.measured(), *out.writer, settings);
+    totals.network_failures = run_network_plans(opt, suites, run.measured(), *out.writer, settings, run.timer());
   if (job.active()) merge_ranks(job, out, ctx, cal, totals);
 
   const int failures = job.agree_max(run.counts().failures() + unsigned(totals.network_failures) > 0 ? 1 : 0, "the verdict");
