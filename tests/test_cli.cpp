@@ -296,7 +296,7 @@ TEST(Cli, MemoryLimitsGiveOneSwapRowEachAndNeedAMode) {
   const auto& met = swap_rows.at("limit_6.5MiB");
   EXPECT_EQ(met[col(head, "status")], "ok");
   EXPECT_NEAR(std::stod(met[col(head, "bytes")]) / 1048576.0, 6.1, 0.05);
-  const auto& not_met = swap_rows.at("limit_6.0MiB");
+  const auto& not_met = swap_rows.at("limit_6MiB");
   EXPECT_EQ(not_met[col(head, "status")], "skipped");
   EXPECT_EQ(run(KCNN_BENCH_EXE, "--list --memory-limit 6").code, 2);
   EXPECT_EQ(run(KCNN_BENCH_EXE, "--memory-plan --memory-limit 6,-1").code, 2);

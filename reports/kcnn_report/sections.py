@@ -287,10 +287,11 @@ MODEL_COLUMNS = ["model_ld_sectors_per_request", "model_st_sectors_per_request",
 
 
 def model_cases(rows):
-    """Validated rows with model figures."""
+    """Validated cases with model figures (not the modelled forward passes of --network: their
+    rows carry a modelled time only, section 7 shows them)."""
     if "model_time_us" not in rows.columns:
         return rows.iloc[0:0]
-    m = rows[(rows["status"] == "ok") & (rows["model_time_us"] > 0)].copy()
+    m = rows[(rows["status"] == "ok") & (rows["model_time_us"] > 0) & (rows["op"] != "network")].copy()
     if m.empty:
         return m
     m["config"] = m.apply(config_label, axis=1)

@@ -35,7 +35,7 @@ def main(folder):
     if set(totals) != expected:
         sys.exit(f"plans {sorted(totals)}, expected {sorted(expected)} (no arena or swap pass in the model build)")
     for plan, total in totals.items():
-        if abs(steps.get(plan, -1) - total) > 1e-6 * max(1.0, total):
+        if abs(steps.get(plan, -1) - total) > 1e-4 * max(1.0, total):  # CSV figures: 6 digits
             sys.exit(f"{plan}: modelled total {total} us, its steps sum to {steps.get(plan)} us")
     best = min(totals.values())
     if totals["optimal"] > best * (1 + 1e-9):

@@ -85,8 +85,8 @@ dims4 tensor_shape(const suite& su, int producer);
 // The median time (ms) of the layout transform a forward pass would insert for a tensor of shape
 // d (the kernel run_forward uses), one launch per sample of `timer` (the harness's sampler), over
 // min_reps..max_reps samples within budget_s after one warm-up; with the device model as the
-// sampler (the gpu-model build), its modelled time of one traced run. Infinity when the build
-// has no such transform.
+// sampler (the gpu-model build), its modelled time of one traced run (NaN: nothing recorded).
+// Infinity when the build has no such transform.
 double time_layout_transform(const dims4& d, layout_axis from, layout_axis to, std::uint64_t seed, const sampler& timer,
                              int min_reps, int max_reps, double budget_s, const case_settings& settings = {});
 

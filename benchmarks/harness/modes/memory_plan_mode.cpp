@@ -75,7 +75,7 @@ int run_memory_plan(const options& opt, std::vector<suite>& suites, results_writ
                                     (sp.fits ? "met" : "not met: no tensor can be off the device at the peak step") +
                                     "; live peak " + fixed(sp.live_peak / mib, 1) + " MiB; " + fixed(sp.moved_bytes / mib, 1) +
                                     " MiB moved to and from the host; swaps: " + describe_swaps(sp));
-        r.tuning = "limit_" + fixed(limit_mib, 1) + "MiB";
+        r.tuning = "limit_" + shortest(limit_mib) + "MiB";
         r.key += "/" + r.tuning;
         if (!sp.fits) r.status = case_status::skipped;
         writer.write(r);

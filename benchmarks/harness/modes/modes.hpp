@@ -38,10 +38,11 @@ struct measured_case {
 };
 
 // --network: after the per-case run over the network suites, runs the uniform plans (nchw,
-// nhwc, chwn baselines) and the per-layer plan (each layer's fastest measured chainable
-// variant, transforms inserted where layouts change), validates each pass against the host
-// reference forward pass, checks the arena run against the separate-buffer run, prints the
-// tables and writes rows (op network). Returns the number of failed plans.
+// nhwc, chwn baselines), the per-layer plan (each layer's fastest measured chainable variant,
+// transforms inserted where layouts change) and the optimal layout plan, validates each pass
+// against the host reference forward pass, then the uniform nchw arena pass and, under each
+// --memory-limit, the swapped pass (both validated), prints the tables and writes rows (op
+// network). Returns the number of failed plans.
 // `timer` is the run's sampler: with the device model (the gpu-model build) the plans' times are
 // modelled, not timed (run_network_plans in network_mode.cpp says how), and the arena and swapped
 // passes are not run.

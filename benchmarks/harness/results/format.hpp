@@ -13,4 +13,11 @@ inline std::string fixed(double v, int prec) {
   return o.str();
 }
 
+// A value as given, without trailing zeros (400, 6.5, 6.51): for keys made from options.
+inline std::string shortest(double v) {
+  std::ostringstream o;
+  o << std::setprecision(12) << v;
+  return o.str();
+}
+
 }  // namespace kcnn::bench
