@@ -80,7 +80,7 @@ TEST(ForwardPass, InPlacePlanPutsLrnInPlaceAndShrinksTheArena) {
   const auto plain = uniform_plan(su, layout_axis::nchw);
   const auto in_place = in_place_plan(su, layout_axis::nchw);
   EXPECT_EQ(in_place.name, "uniform_nchw_in_place");
-  EXPECT_EQ(in_place.variants[2]->variant_name(), "sliding");  // the baseline LRN is not safe in place
+  EXPECT_EQ(std::string(in_place.variants[2]->variant_name()), "sliding");  // the baseline LRN is not safe in place
   EXPECT_EQ(in_place.variants[1], plain.variants[1]);          // relu's baseline is
   const auto a = run_forward(su, plain, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::arena);
   const auto b = run_forward(su, in_place, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::arena);
