@@ -37,6 +37,7 @@ struct plan_costs {
     const auto it = transform_ms.find(std::make_tuple(d.n, d.c, d.h, d.w, layout_index(from), layout_index(to)));
     return it == transform_ms.end() ? std::nan("") : it->second;
   }
+  // Its index in plan_layouts (plan_layouts' size: not a planned layout).
   static int layout_index(layout_axis l) {
     int k = 0;
     while (k < int(std::size(plan_layouts)) && plan_layouts[k] != l) ++k;
@@ -108,8 +109,7 @@ double predicted_ms(const plan_costs& pc, const forward_plan& plan, const suite&
   for (std::size_t i = 0; i < plan.variants.size(); ++i) {
     const auto& l = su.layers[i];
     const auto* v = plan.variants[i];
-    int k = 0;
-    while (k < int(std::size(plan_layouts)) && plan_layouts[k] != v->layout) ++k;
+    const int k = plan_costs::layout_index(v->layout);
     if (k == int(std::size(plan_layouts))) return std::nan("");
     layouts.push_back(k);
     double t = std::nan("");
