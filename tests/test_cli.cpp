@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -513,6 +514,27 @@ TEST(Cli, InterruptedRunKeepsItsRowsAndResumeFinishesIt) {
   const auto r3 = run(KCNN_BENCH_EXE, "--quick --resume " + bogus.string());
   EXPECT_EQ(r3.code, 2);
   EXPECT_NE(r3.err.find("bogus.csv: not a results file of this version"), std::string::npos) << r3.err;
+}
+
+TEST(Cli, SigintDuringTheCeilingsStopsPromptlyEvenWhenInheritedIgnored) {
+  // A script's `cmd &` starts kcnn-bench with SIGINT ignored; the signal arrives 1.5 s in, during
+  // the ceilings (seconds long): the run stops within a sample, writes its (empty) file and says so.
+  const fs::path out = fresh_dir("kcnn_cli_sigint_ceilings");
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run("/usr/bin/timeout", "--preserve-status -s INT 1.5 /bin/sh -c \"trap '' INT; exec '" +
+                                             std::string(KCNN_BENCH_EXE) + "' --quick --suite smoke --out " +
+                                             out.string() + "\"");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.code, 130) << r.err;
+  EXPECT_NE(r.err.find("interrupted by signal 2"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("kcnn-bench: ceilings:"), std::string::npos) << "ceilings cut short are not printed: " << r.err;
+  EXPECT_LT(seconds, 8.0) << "stopped promptly";
+  const auto csvs = files_with(out, ".csv");
+  ASSERT_EQ(csvs.size(), 1u);
+  EXPECT_EQ(lines(slurp(csvs[0])).size(), 1u) << "the header only";
+  const auto json = files_with(out, ".json");
+  ASSERT_EQ(json.size(), 1u);
+  EXPECT_NE(slurp(json[0]).find("\"interrupted\": true"), std::string::npos);
 }
 
 TEST(Cli, SessionRunsItsStepsInOrderUnderItsBudgetAndRecordsThem) {

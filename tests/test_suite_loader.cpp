@@ -129,6 +129,20 @@ TEST(SuiteLoader, RejectsMalformedRowsNamingFileLineAndField) {
       {"concat_junk", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,concat,1,8,4,4,,,,,,,parts=4x+4\n",
        "concat_junk.csv:2: field 'params': parts: expected positive channel counts joined by '+', got '4x+4'"},
       {"pool_window", header + "x,a,pool_max,1,1,4,4,,7,7,1,0,\n", "pool_window.csv:2: field 'r': window height 7 exceeds padded input height 4"},
+      // params: only the keys the op takes, each once (a misspelling, another op's key, a key
+      // for a feature the op does not have, a repeat).
+      {"param_misspelt", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,lrn,1,8,4,4,,,,,,,sise=3 alpah=2\n",
+       "param_misspelt.csv:2: field 'params': unknown key 'sise'; lrn takes: size, alpha, beta, k"},
+      {"param_other_op", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,relu,1,8,4,4,,,,,,,alpha=0.1\n",
+       "param_other_op.csv:2: field 'params': 'alpha' does not apply to relu (taken by elu, leaky_relu, lrn); relu takes no params"},
+      {"param_dilation", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,conv2d,1,8,38,38,8,3,3,1,6,,dilation=6\n",
+       "param_dilation.csv:2: field 'params': unknown key 'dilation'; conv2d takes no params"},
+      {"param_pad_r", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,conv2d,1,8,8,8,8,3,3,1,1,,pad_r=1\n",
+       "param_pad_r.csv:2: field 'params': unknown key 'pad_r'; conv2d takes no params"},
+      {"param_twice", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,lrn,1,8,4,4,,,,,,,size=3 size=5\n",
+       "param_twice.csv:2: field 'params': 'size' is given twice"},
+      {"param_pool", "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,params\nx,a,pool_avg,1,8,4,4,,2,2,2,0,,count_include_pad=1\n",
+       "param_pool.csv:2: field 'params': unknown key 'count_include_pad'; pool_avg takes no params"},
   };
   for (const auto& c : cases) {
     const std::string e = error_of(c.name, c.body);

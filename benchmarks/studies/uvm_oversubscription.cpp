@@ -245,7 +245,7 @@ class oversubscription_case : public bench_case {
 #endif
 
 const registrar reg([](registry& r) {
-  register_op(r, {"uvm_oversubscription", check_study_spec});
+  register_op(r, {"uvm_oversubscription", check_study_spec, {}, {}, false, false, false, {"budget", "ratio"}});
 #if defined(KOKKOS_ENABLE_CUDA)
   static const variant_kind managed{"managed", "the chain's activations in managed memory, paged on demand", origin::kcnn,
                                     false, "CUDA"};

@@ -81,6 +81,9 @@ struct op_info {
   bool rounds_output = false;
   // It changes a tensor's layout and nothing else (network plans insert it between layers).
   bool transforms_layout = false;
+  // The keys a suite row's `params` may give it; the loader refuses any other key, and a key given
+  // twice, naming the file, line and field.
+  std::vector<std::string> params;
   std::vector<dims4> input_shapes(const layer_spec& s) const {
     return inputs ? inputs(s) : std::vector<dims4>{dims4{s.n, s.c, s.h, s.w}};
   }

@@ -1,6 +1,7 @@
 #include "measure/ceilings.hpp"
 
 #include "measure/sampler.hpp"
+#include "measure/stop.hpp"
 
 #include <kcnn/compat.hpp>
 #include <kcnn/compat_blas.hpp>
@@ -55,8 +56,8 @@ double best_seconds(int reps, double overhead_s, const F& f) {
   f();  // first touch, lazy initialisation
   const int k = launches_per_sample(timed_sample(1, f), overhead_s, true, 1000);
   double best = 1e30;
-  for (int r = 0; r < reps; ++r) best = std::min(best, timed_sample(k, f));
-  return best;
+  for (int r = 0; r < reps && !stop_requested(); ++r) best = std::min(best, timed_sample(k, f));
+  return best;  // a stop before the first sample: 1e30 (calibrate then drops the ceilings)
 }
 
 // Copy bandwidth over two arrays of n floats each.

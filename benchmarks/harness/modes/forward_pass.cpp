@@ -2,6 +2,7 @@
 
 #include "measure/rank_agreement.hpp"
 #include "measure/stats.hpp"
+#include "measure/stop.hpp"
 
 #include <kcnn/fill.hpp>
 #include <kcnn/layout.hpp>
@@ -396,7 +397,7 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
     for (const auto& v : step_s) sum += v.back();
     totals.push_back(sum);
     const int n = int(totals.size());
-    if (n >= max_reps || (n >= min_reps && budget.seconds() > budget_s)) break;
+    if (n >= max_reps || (n >= min_reps && budget.seconds() > budget_s) || stop_requested()) break;
   }
   res.reps = int(totals.size());
   res.total_ms = summarize(totals).median * 1e3;

@@ -3,6 +3,7 @@
 #include "modes/forward_pass.hpp"
 #include "modes/layout_planner.hpp"
 #include "modes/modes.hpp"
+#include "measure/stop.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -247,6 +248,7 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites, cons
 
     std::vector<forward_result> results;
     for (const auto& p : plans) {
+      if (stop_requested()) break;  // SIGINT or SIGTERM: the plans not run are not written
       forward_result r;
       std::string error;
       try {
@@ -360,7 +362,7 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites, cons
     // arena with the swap plan executed (forward_pass.hpp).
     if (modelled) {
       std::cout << "arena and swapped passes: host timings, not run in the gpu-model build\n";
-    } else if (!results.empty() && results.front().check.passed) {
+    } else if (!results.empty() && results.front().check.passed && !stop_requested()) {
       const double mib = 1048576.0;
       forward_result a;
       std::string error, swapped_in;
@@ -400,7 +402,7 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites, cons
 
       if (same)
         for (const double limit_mib : opt.memory_limits_mib)
-          failures += swapped_pass(su, opt, reference, tolerance, a, limit_mib, writer, settings);
+          if (!stop_requested()) failures += swapped_pass(su, opt, reference, tolerance, a, limit_mib, writer, settings);
     }
   }
   return failures;

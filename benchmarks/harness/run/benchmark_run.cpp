@@ -4,6 +4,7 @@
 #include "device/gpu_clocks.hpp"
 #include "measure/ceilings.hpp"
 #include "measure/measure.hpp"
+#include "measure/stop.hpp"
 #if defined(KCNN_GPU_MODEL)
 #include "measure/model_sampler.hpp"
 #endif
@@ -17,7 +18,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <csignal>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -27,12 +27,6 @@
 namespace kcnn::bench {
 
 namespace {
-
-// The signal that asked the run to stop (0: none): the running case finishes, the rest are
-// skipped, the files are closed as usual. The one state a signal handler may write is a
-// volatile sig_atomic_t at namespace scope; what else is process-wide is in harness/README.md.
-volatile std::sig_atomic_t stop_signal = 0;
-extern "C" void on_stop_signal(int s) { stop_signal = s; }
 
 timing_policy timing_policy_from(const options& o, double overhead_s) {
   timing_policy p;
@@ -75,7 +69,8 @@ run_calibration calibrate(const options& opt, const run_context& ctx, bool speak
 #endif
   if (want_ceilings) {
     cal.ceil = measure_ceilings(ctx.device.l2_or_llc_bytes);
-    if (speak) print_ceilings(std::cerr, cal.ceil, ctx.blas);
+    if (stop_requested()) cal.ceil = {};  // cut short: not ceilings (the cases are skipped too)
+    else if (speak) print_ceilings(std::cerr, cal.ceil, ctx.blas);
   }
   cal.overhead_s = timer_overhead_seconds();
   for (const auto& c : registry::instance().launch_costs()) cal.launch_costs_s.push_back({c.name, c.space, c.seconds()});
@@ -139,8 +134,8 @@ class benchmark_run {
       for (int k : counts) items_.push_back({i, k});
   }
 
-  // Registers every item with Google Benchmark and runs them; SIGINT and SIGTERM stop the run
-  // after the case in progress.
+  // Registers every item with Google Benchmark and runs them; SIGINT and SIGTERM (measure/stop.hpp)
+  // stop the run after the case in progress.
   void run_all() {
     for (std::size_t i = 0; i < items_.size(); ++i) {
       const auto& it = items_[i];
@@ -148,11 +143,7 @@ class benchmark_run {
       auto* b = benchmark::RegisterBenchmark(name.c_str(), [this, i](benchmark::State& st) { run_item_guarded(st, i); });
       b->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     }
-    std::signal(SIGINT, on_stop_signal);
-    std::signal(SIGTERM, on_stop_signal);
     benchmark::RunSpecifiedBenchmarks();
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
     benchmark::ClearRegisteredBenchmarks();
   }
 
@@ -215,7 +206,7 @@ class benchmark_run {
     const std::string end_of_case = "the end of " + pc.key + " on " + std::to_string(it.ranks) + " ranks";
     // Replicate: the ranks agree to stop (a signal may reach them at different cases), and a rank
     // not among the first it.ranks waits for the others at the end of the case.
-    const bool stop = replicate() ? job_.agree_max(stop_signal != 0, "the start of " + pc.key) != 0 : stop_signal != 0;
+    const bool stop = replicate() ? job_.agree_max(stop_requested() != 0, "the start of " + pc.key) != 0 : stop_requested() != 0;
     if (stop) return st.SkipWithError("interrupted");
     local_agreement alone;
     rank_agreement* ranks = replicate() ? job_.first_ranks(it.ranks) : &alone;
@@ -480,9 +471,9 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   if (rank0) run.summary(std::cout);
   job_totals totals;
   totals.counts = run.counts();
-  totals.interrupted_by = int(stop_signal);
-  if (opt.network && !totals.interrupted_by)
+  if (opt.network && !stop_requested())
     totals.network_failures = run_network_plans(opt, suites, run.measured(), *out.writer, settings, run.timer());
+  totals.interrupted_by = stop_requested();
   if (job.active()) merge_ranks(job, out, ctx, cal, totals);
 
   const int failures = job.agree_max(run.counts().failures() + unsigned(totals.network_failures) > 0 ? 1 : 0, "the verdict");

@@ -2,6 +2,7 @@
 // --list, --catalogue, --session, --ceilings, --memory-plan (modes/), or the benchmark run
 // (benchmark_run.cpp, with --network's forward passes after it). With --mpi, --resume and the
 // shard split are agreed here, before the run.
+#include "measure/stop.hpp"
 #include "run/runner.hpp"
 
 #include "modes/catalogue.hpp"
@@ -204,7 +205,8 @@ int run_session(int argc, char** argv) {
 }  // namespace
 
 int run_main(int argc, char** argv) {
-  if (wants_session(argc, argv)) return run_session(argc, argv);
+  if (wants_session(argc, argv)) return run_session(argc, argv);  // its own handlers: it passes signals on
+  install_stop_handlers();
   // MPI first (--mpi): Kokkos then maps this rank to a node-local device by the local rank that
   // mpirun or srun exports.
   mpi_job::init(argc, argv);

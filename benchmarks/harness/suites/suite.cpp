@@ -48,6 +48,21 @@ std::string printable(const std::string& s) {
   throw suite_error(where(file, line) + ": field '" + printable(field) + "': " + printable(msg));
 }
 
+// Why a params key is refused for op `oi`: what the op takes, and which ops take the key if any
+// (a key of another op, e.g. alpha on relu, or a misspelling, e.g. sise on lrn).
+std::string param_not_taken(const op_info& oi, const std::string& key) {
+  std::string takes;
+  for (const auto& k : oi.params) takes += (takes.empty() ? "" : ", ") + k;
+  std::set<std::string> takers;
+  for (const auto& op : registry::instance().ops())
+    if (std::find(op.params.begin(), op.params.end(), key) != op.params.end()) takers.insert(op.name);
+  std::string others;
+  for (const auto& name : takers) others += (others.empty() ? "" : ", ") + name;
+  return (others.empty() ? "unknown key '" + key + "'"
+                         : "'" + key + "' does not apply to " + oi.name + " (taken by " + others + ")") +
+         "; " + oi.name + (takes.empty() ? " takes no params" : " takes: " + takes);
+}
+
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) return {};
@@ -224,7 +239,11 @@ suite parse_suite(const std::string& path, const std::string& text) {
         const auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
           fail(path, line, "params", "expected key=value, got '" + kv + "'");
-        sp.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+        const std::string key = kv.substr(0, eq);
+        if (std::find(oi->params.begin(), oi->params.end(), key) == oi->params.end())
+          fail(path, line, "params", param_not_taken(*oi, key));
+        if (!sp.params.emplace(key, kv.substr(eq + 1)).second)
+          fail(path, line, "params", "'" + key + "' is given twice");
       }
       std::stringstream is(input);
       for (std::string name; is >> name;) sp.inputs.push_back(name);

@@ -98,7 +98,9 @@ void add_activation(registry& r) {
                     if (auto e = check_positive_nchw(s)) return e;
                     return field_error_from(act_kernel<Kind>::from_spec(s).a.check());
                   },
-                  {}, {}, true});
+                  {}, {}, true, false, false,
+                  Kind == activation_kind::leaky_relu || Kind == activation_kind::elu ? std::vector<std::string>{"alpha"}
+                                                                                      : std::vector<std::string>{}});
   using namespace kcnn::layout;
   register_variant<act_kernel<Kind>, nchw, nhwc, chwn>(r, {op, space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
   fault::register_faults<act_kernel<Kind>>(r, op);

@@ -105,7 +105,7 @@ struct bn_onednn : onednn::peer<bn_kernel<variant::batchnorm_naive>> {
 #endif
 
 const registrar reg([](registry& r) {
-  register_op(r, {"batchnorm", check_positive_nchw, {}, {}, true});
+  register_op(r, {"batchnorm", check_positive_nchw, {}, {}, true, false, false, {"eps", "relu"}});
   using namespace kcnn::layout;
   using naive = bn_kernel<variant::batchnorm_naive>;
   register_variant<naive, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);

@@ -82,7 +82,8 @@ const registrar reg([](registry& r) {
                     if (!err.empty()) return {"params", err};
                     return {};
                   },
-                  {}, [](const layer_spec& s) { return concat_kernel<>::inputs(concat_kernel<>::from_spec(s)); }});
+                  {}, [](const layer_spec& s) { return concat_kernel<>::inputs(concat_kernel<>::from_spec(s)); },
+                  false, false, false, {"parts"}});
   using namespace kcnn::layout;
   register_variant<concat_kernel<>, nchw, nhwc, chwn>(r, {"concat", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
   register_variant<concat_kernel<variant::concat_vector>, nchw, nhwc, chwn>(r, {"concat", space_axis::global, pattern_axis::coalesced, &kinds::vector});

@@ -78,7 +78,7 @@ const registrar reg([](registry& r) {
                     if (p.size < 1 || p.size % 2 == 0) return {"params", "lrn size must be odd and > 0"};
                     if (!(p.k > 0)) return {"params", "lrn k must be > 0"};
                     return {};
-                  }, {}, {}, true});
+                  }, {}, {}, true, false, false, {"size", "alpha", "beta", "k"}});
   using namespace kcnn::layout;
   using naive = lrn_kernel<variant::lrn_naive>;
   register_variant<naive, nchw, nhwc, chwn>(r, {"lrn", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);

@@ -78,7 +78,10 @@ inline constexpr int lane_width = host_backend<Exec> ? 16 : 1;
 // written as fixed-length loops was split into ymm halves by GCC 12's znver tuning and its
 // accumulators spilled); W = 1 (a GPU thread) is a plain float; anything else is an array.
 // Operations: float_lanes<W>{} (zeros), load_lanes / store_lanes (unaligned), madd_lanes
-// (acc + x * w, x broadcast), lane_get.
+// (acc += x * w, x broadcast), madd_each_lane, lane_get. They take and give vectors by reference,
+// never by value: GCC notes (-Wpsabi) every function that passes or returns a 64-byte vector by
+// value in a build without AVX-512 (its ABI differs there), and a user's -Werror build at plain
+// -O2 must compile (tests/consumer builds direct_vector at -Wall -Wextra -Werror).
 namespace detail {
 template <int W>
 struct float_array {
@@ -113,15 +116,13 @@ template <int W>
 using float_lanes = typename detail::float_lanes_of<W>::type;
 
 template <int W>
-KOKKOS_FORCEINLINE_FUNCTION float_lanes<W> load_lanes(const float* p) {
-  float_lanes<W> v{};
+KOKKOS_FORCEINLINE_FUNCTION void load_lanes(float_lanes<W>& v, const float* p) {
   if constexpr (W == 1) v = *p;
 #ifdef KCNN_VECTOR_EXTENSIONS
   else if constexpr (!std::is_same_v<float_lanes<W>, detail::float_array<W>>) __builtin_memcpy(&v, p, sizeof(v));
 #endif
   else
     for (int l = 0; l < W; ++l) v.v[l] = p[l];
-  return v;
 }
 template <int W>
 KOKKOS_FORCEINLINE_FUNCTION void store_lanes(float* p, const float_lanes<W>& v) {
@@ -132,27 +133,22 @@ KOKKOS_FORCEINLINE_FUNCTION void store_lanes(float* p, const float_lanes<W>& v) 
   else
     for (int l = 0; l < W; ++l) p[l] = v.v[l];
 }
-// acc + x * w, x broadcast over the lanes (one FMA per register where the compiler contracts).
+// acc += x * w, x broadcast over the lanes (one FMA per register where the compiler contracts).
 template <int W>
-KOKKOS_FORCEINLINE_FUNCTION float_lanes<W> madd_lanes(const float_lanes<W>& acc, float x, const float_lanes<W>& w) {
+KOKKOS_FORCEINLINE_FUNCTION void madd_lanes(float_lanes<W>& acc, float x, const float_lanes<W>& w) {
   if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>) {
-    float_lanes<W> r = acc;
-    for (int l = 0; l < W; ++l) r.v[l] += x * w.v[l];
-    return r;
+    for (int l = 0; l < W; ++l) acc.v[l] += x * w.v[l];
   } else {
-    return acc + x * w;
+    acc = acc + x * w;
   }
 }
-// acc + a * w, lane by lane (its own name: for W = 1 both forms take three floats).
+// acc += a * w, lane by lane (its own name: for W = 1 both forms take three floats).
 template <int W>
-KOKKOS_FORCEINLINE_FUNCTION float_lanes<W> madd_each_lane(const float_lanes<W>& acc, const float_lanes<W>& a,
-                                                      const float_lanes<W>& w) {
+KOKKOS_FORCEINLINE_FUNCTION void madd_each_lane(float_lanes<W>& acc, const float_lanes<W>& a, const float_lanes<W>& w) {
   if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>) {
-    float_lanes<W> r = acc;
-    for (int l = 0; l < W; ++l) r.v[l] += a.v[l] * w.v[l];
-    return r;
+    for (int l = 0; l < W; ++l) acc.v[l] += a.v[l] * w.v[l];
   } else {
-    return acc + a * w;
+    acc = acc + a * w;
   }
 }
 template <int W>

@@ -138,7 +138,8 @@ struct conv_vector_nhwc_functor {
     for (int v = 0; v < KV; ++v) {
       float b[W];
       for (int l = 0; l < W; ++l) b[l] = FullBlock || v * W + l < kn ? float(bias(k0 + v * W + l)) : 0.0f;
-      const vec bv = load_lanes<W>(b);
+      vec bv;
+      load_lanes<W>(bv, b);
       for (int i = 0; i < PX; ++i) acc[i][v] = bv;
     }
     const std::size_t image = std::size_t(n) * H * Wd * C;
@@ -156,14 +157,21 @@ struct conv_vector_nhwc_functor {
         if (depthwise) {
           const float* const wp = pack + (std::size_t(r) * p.s + s) * kpad + kg0;
           for (int v = 0; v < KV; ++v) {
-            const vec wv = load_lanes<W>(wp + v * W);
+            vec wv;
+            load_lanes<W>(wv, wp + v * W);
             if constexpr (FullBlock) {
-              for (int i = 0; i < PX; ++i) acc[i][v] = madd_each_lane<W>(acc[i][v], load_lanes<W>(px[i] + v * W), wv);
+              for (int i = 0; i < PX; ++i) {
+                vec a;
+                load_lanes<W>(a, px[i] + v * W);
+                madd_each_lane<W>(acc[i][v], a, wv);
+              }
             } else {  // the last block: no read past the channels (the packed weights are padded)
               for (int i = 0; i < PX; ++i) {
                 float a[W];
                 for (int l = 0; l < W; ++l) a[l] = v * W + l < kn ? px[i][v * W + l] : 0.0f;
-                acc[i][v] = madd_each_lane<W>(acc[i][v], load_lanes<W>(a), wv);
+                vec av;
+                load_lanes<W>(av, a);
+                madd_each_lane<W>(acc[i][v], av, wv);
               }
             }
           }
@@ -180,20 +188,20 @@ struct conv_vector_nhwc_functor {
           const std::ptrdiff_t sc = std::ptrdiff_t(stride) * C;
           for (int c = 0; c < cpg; ++c, wp += P, ++b) {
             vec wv[KV];
-            for (int v = 0; v < KV; ++v) wv[v] = load_lanes<W>(wp + v * W);
+            for (int v = 0; v < KV; ++v) load_lanes<W>(wv[v], wp + v * W);
             for (int i = 0; i < PX; ++i) {
               const float xi = b[i * sc];
-              for (int v = 0; v < KV; ++v) acc[i][v] = madd_lanes<W>(acc[i][v], xi, wv[v]);
+              for (int v = 0; v < KV; ++v) madd_lanes<W>(acc[i][v], xi, wv[v]);
             }
           }
           continue;
         }
         for (int c = 0; c < cpg; ++c, wp += P) {
           vec wv[KV];
-          for (int v = 0; v < KV; ++v) wv[v] = load_lanes<W>(wp + v * W);
+          for (int v = 0; v < KV; ++v) load_lanes<W>(wv[v], wp + v * W);
           for (int i = 0; i < PX; ++i) {
             const float xi = px[i][c];
-            for (int v = 0; v < KV; ++v) acc[i][v] = madd_lanes<W>(acc[i][v], xi, wv[v]);
+            for (int v = 0; v < KV; ++v) madd_lanes<W>(acc[i][v], xi, wv[v]);
           }
         }
       }
