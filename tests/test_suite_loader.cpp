@@ -67,13 +67,14 @@ TEST(SuiteLoader, AcceptsSmokeAndComputesShapes) {
 TEST(SuiteLoader, CommentsRepeatAndOptionalColumns) {
   const auto p = write_suite("ok", "# a comment\n" +
                                        std::string("network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,repeat,params\n") +
-                                       "net,a,conv2d,2,3,9,9,4,3,3,2,0,1,3,alpha=1 beta=2\n\n"
-                                       "# another\nnet,b,conv2d,2,4,4,4,4,1,1,1,0,1,,\n");
+                                       "net,a,conv2d,2,3,9,9,4,3,3,2,0,1,3,\n\n"
+                                       "# another\nnet,b,lrn,2,4,4,4,,,,,,,,alpha=1 beta=2\n");
   const auto s = load_suite(p);
   ASSERT_EQ(s.layers.size(), 2u);
   EXPECT_EQ(s.layers[0].repeat, 3);
   EXPECT_EQ(s.layers[0].out.h, 4);
-  EXPECT_EQ(s.layers[0].params.at("beta"), "2");
+  EXPECT_TRUE(s.layers[0].params.empty());
+  EXPECT_EQ(s.layers[1].params.at("beta"), "2");
   EXPECT_EQ(s.layers[0].line, 3);
   EXPECT_EQ(s.layers[1].repeat, 1);
   EXPECT_EQ(s.layers[1].line, 6);
