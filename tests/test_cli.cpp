@@ -196,9 +196,10 @@ TEST(Cli, ListShowsEveryComputeVariantAndExplainsTheMissingOnes) {
   }
   EXPECT_TRUE(has("conv2d/nhwc/global/library/gemm_kk/smoke.conv_1x1/"));
   EXPECT_TRUE(has("conv2d/chwn/global/library/gemm_kk/smoke.conv_1x1/"));
+  EXPECT_TRUE(has("conv2d/nchw/global/library/gemm_kk/smoke.conv_1x1/"));  // a GEMM per image
   EXPECT_TRUE(has("conv2d/strided/global/coalesced/direct/smoke.conv_3x3/n8/order_nhwc"));
   // Combinations that do not apply are explained on stderr.
-  EXPECT_NE(r.err.find("conv2d/nchw/global/library/gemm_kk/smoke.conv_1x1/n8: nchw interleaves"),
+  EXPECT_NE(r.err.find("conv2d/nchw/global/library/gemm_kk/smoke.conv_3x3/n8: not a 1x1"),
             std::string::npos) << r.err;
   EXPECT_NE(r.err.find("fc/nhwc/constant/coalesced/direct/smoke.fc_800_500/n8: weights and bias"),
             std::string::npos) << r.err;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,13 +18,15 @@ using namespace kcnn::bench;
 namespace {
 
 layer_spec spec(const std::string& name, const std::string& op, int n, int c, int h, int w, int k,
-                int r, int s, int stride, int pad, int groups) {
+                int r, int s, int stride, int pad, int groups,
+                const std::function<void(layer_spec&)>& geometry = {}) {
   layer_spec l;
   l.network = "test";
   l.layer = name;
   l.op = op;
   l.n = n; l.c = c; l.h = h; l.w = w; l.k = k; l.r = r; l.s = s;
   l.stride = stride; l.pad = pad; l.groups = groups;
+  if (geometry) geometry(l);
   const op_info* oi = registry::instance().find_op(op);
   EXPECT_NE(oi, nullptr);
   EXPECT_FALSE(oi->check(l)) << name;
@@ -98,6 +101,7 @@ int peers_registered(const layer_spec& l) {
 
 }  // namespace
 
+void check_geometry(const layer_spec& l);
 TEST(ComputeVariants, Conv2dLeNetConv2) {
   EXPECT_GE(check_all_variants(spec("lenet_conv2", "conv2d", 2, 20, 12, 12, 50, 5, 5, 1, 0, 1)).kcnn_portable, 24);
 }
@@ -107,19 +111,103 @@ TEST(ComputeVariants, Conv2dAlexNetConv2Grouped) {
 TEST(ComputeVariants, Conv2dStride2Padded) {
   EXPECT_GE(check_all_variants(spec("s2p1", "conv2d", 3, 8, 15, 15, 12, 3, 3, 2, 1, 1)).kcnn_portable, 24);
 }
+TEST(ComputeVariants, Conv2dGroupsOfFewChannels) {
+  // ResNeXt's groups of 4 channels in and out, and of 2, 8 and 16: direct_vector's grouped lanes
+  // on a host (a block of lanes spans several groups); stride 2 and a dilated, asymmetric layer.
+  EXPECT_GE(check_all_variants(spec("g4", "conv2d", 2, 64, 9, 19, 64, 3, 3, 1, 1, 16)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("g2", "conv2d", 1, 32, 8, 12, 32, 3, 3, 1, 1, 16)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("g8", "conv2d", 1, 64, 8, 11, 64, 3, 3, 1, 1, 8)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("g16", "conv2d", 1, 32, 7, 10, 32, 3, 3, 1, 1, 2)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("g4_s2", "conv2d", 2, 64, 11, 17, 64, 3, 3, 2, 1, 16)).kcnn_portable, 24);
+  check_geometry(spec("g4_dil", "conv2d", 1, 128, 12, 13, 128, 3, 3, 1, 0, 32, [](layer_spec& l) {
+    l.dilation_h = l.dilation_w = 2; l.pad_h = l.pad_w = 1; l.pad_h_end = l.pad_w_end = 3;
+  }));
+}
 TEST(ComputeVariants, Conv2dDepthwise) {
   EXPECT_GE(check_all_variants(spec("dw", "conv2d", 2, 16, 10, 10, 16, 3, 3, 1, 1, 16)).kcnn_portable, 24);
   // 48 channels: direct_vector's 3-vector depthwise tile on a host; stride 2, 5 output columns.
   EXPECT_GE(check_all_variants(spec("dw48", "conv2d", 2, 48, 9, 9, 48, 3, 3, 2, 1, 48)).kcnn_portable, 24);
+  // Rows wide enough for direct_vector's interior paths on a host (a tile of 8 or 4 pixels whose
+  // taps are all inside the input): the stride-1 sliding rows (3- and 5-wide; 32 channels: 2
+  // vectors x 8 pixels, 48: 3 x 4, 80: 1 x 8), and stride 2 through the per-tap interior path.
+  EXPECT_GE(check_all_variants(spec("dw32_wide", "conv2d", 2, 32, 6, 26, 32, 3, 3, 1, 1, 32)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("dw48_5x5", "conv2d", 1, 48, 7, 30, 48, 5, 5, 1, 2, 48)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("dw80_5x5", "conv2d", 1, 80, 6, 29, 80, 5, 5, 1, 2, 80)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("dw64_s2", "conv2d", 1, 64, 9, 41, 64, 3, 3, 2, 1, 64)).kcnn_portable, 24);
 }
 TEST(ComputeVariants, Conv2dPointwiseIncludingGemm) {
-  // n = 2: gemm_kk in nhwc and chwn; n = 1: also in nchw.
-  EXPECT_GE(check_all_variants(spec("pw", "conv2d", 2, 32, 7, 7, 24, 1, 1, 1, 0, 1)).kcnn_portable, 26);
+  // gemm_kk in every layout (nchw: one GEMM per image, n = 2).
+  EXPECT_GE(check_all_variants(spec("pw", "conv2d", 2, 32, 7, 7, 24, 1, 1, 1, 0, 1)).kcnn_portable, 27);
   EXPECT_GE(check_all_variants(spec("pw1", "conv2d", 1, 32, 7, 7, 24, 1, 1, 1, 0, 1)).kcnn_portable, 27);
+}
+TEST(ComputeVariants, Conv2dFewInputChannels) {
+  // U-Net's single input channel and an RGB stem, rows wide enough for direct_vector's merged
+  // (s, c) loop on a host; k = 40: a full block and a partial one.
+  EXPECT_GE(check_all_variants(spec("c1", "conv2d", 2, 1, 12, 40, 40, 3, 3, 1, 0, 1)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("c3_s2", "conv2d", 1, 3, 20, 44, 32, 7, 7, 2, 3, 1)).kcnn_portable, 24);
 }
 TEST(ComputeVariants, Conv2dLargeWindowStride4) {
   // AlexNet conv1-like: 11x11 window, stride 4 (the tiled variant's halo is largest here).
   EXPECT_GE(check_all_variants(spec("alexnet_conv1", "conv2d", 1, 3, 35, 35, 8, 11, 11, 4, 0, 1)).kcnn_portable, 24);
+}
+// Per-axis stride and pads and dilation: every variant that takes the layer (all of kcnn's but
+// gemm_kk, which takes only unpadded 1 x 1 layers) against the reference and each other, and the
+// peers this build has (oneDNN's own convolution with the same geometry) in the same check.
+int portable_conv_variants(const layer_spec& l) {
+  int n = 0;
+  for (const auto& v : registry::instance().variants())
+    n += v.op == l.op && v.origin() == origin::kcnn && !cuda_only(v.space) && (!v.unsupported || v.unsupported(l).empty());
+  return n;
+}
+void check_geometry(const layer_spec& l) {
+  const auto ran = check_all_variants(l);
+  EXPECT_GE(ran.kcnn_portable, 24) << l.layer;
+  EXPECT_EQ(ran.kcnn_portable, portable_conv_variants(l)) << l.layer;
+  EXPECT_EQ(ran.all - ran.kcnn_portable >= peers_registered(l), true) << l.layer << ": a peer did not run";
+}
+TEST(ComputeVariants, Conv2dPerAxisStrideAndPad) {
+  // Inception v3's 1 x 7 (pad 0 x 3) and 7 x 1 (pad 3 x 0), and a 3 x 3 stride 2 x 1.
+  check_geometry(spec("i1x7", "conv2d", 2, 8, 9, 9, 12, 1, 7, 1, 0, 1, [](layer_spec& l) { l.pad_h = 0; l.pad_w = 3; }));
+  check_geometry(spec("i7x1", "conv2d", 2, 8, 9, 9, 12, 7, 1, 1, 0, 1, [](layer_spec& l) { l.pad_h = 3; l.pad_w = 0; }));
+  check_geometry(spec("s2x1", "conv2d", 2, 8, 9, 10, 12, 3, 3, 1, 1, 1, [](layer_spec& l) { l.stride_h = 2; l.stride_w = 1; }));
+}
+TEST(ComputeVariants, Conv2dAsymmetricPad) {
+  // TensorFlow "SAME" stride 2 on even inputs: the pad only after (EfficientNet); dense, and
+  // depthwise with 48 and 40 channels (direct_vector's depthwise tiles, a partial block).
+  const auto same = [](layer_spec& l) { l.pad_h = l.pad_w = 0; l.pad_h_end = l.pad_w_end = 1; };
+  check_geometry(spec("same_s2", "conv2d", 2, 8, 12, 12, 16, 3, 3, 2, 0, 1, same));
+  check_geometry(spec("same_dw48", "conv2d", 2, 48, 10, 10, 48, 3, 3, 2, 0, 48, same));
+  check_geometry(spec("same_dw40_5x5", "conv2d", 1, 40, 10, 10, 40, 5, 5, 2, 0, 40,
+                      [](layer_spec& l) { l.pad_h = l.pad_w = 1; l.pad_h_end = l.pad_w_end = 2; }));
+}
+TEST(ComputeVariants, Conv2dDilated) {
+  // SSD's fc6 and DeepLab's atrous layers in small: 3 x 3 dilated 6 (pad 6) and 2 (pad 2),
+  // dilated depthwise, and unequal dilations with an asymmetric pad.
+  check_geometry(spec("fc6", "conv2d", 1, 16, 19, 19, 24, 3, 3, 1, 6, 1, [](layer_spec& l) { l.dilation_h = l.dilation_w = 6; }));
+  check_geometry(spec("atrous2", "conv2d", 2, 8, 11, 11, 40, 3, 3, 1, 2, 1, [](layer_spec& l) { l.dilation_h = l.dilation_w = 2; }));
+  check_geometry(spec("atrous_dw", "conv2d", 2, 32, 12, 12, 32, 3, 3, 1, 2, 32, [](layer_spec& l) { l.dilation_h = l.dilation_w = 2; }));
+  check_geometry(spec("dil3x2", "conv2d", 1, 6, 13, 12, 10, 3, 3, 1, 0, 2, [](layer_spec& l) {
+    l.dilation_h = 3; l.dilation_w = 2; l.pad_h = 3; l.pad_w = 1; l.pad_h_end = 2; l.pad_w_end = 2;
+  }));
+}
+TEST(ComputeVariants, PoolingPerAxisAndAsymmetric) {
+  // TensorFlow "SAME" 3 x 3 / 2 max and average pooling of an even input, and a per-axis stride.
+  for (const char* op : {"pool_max", "pool_avg"}) {
+    const auto a = check_all_variants(spec("same_pool", op, 2, 16, 12, 12, 0, 3, 3, 2, 0, 1,
+                                           [](layer_spec& l) { l.pad_h_end = l.pad_w_end = 1; }));
+    EXPECT_GE(a.kcnn_portable, 12) << op;
+    const auto b = check_all_variants(spec("axis_pool", op, 2, 16, 12, 11, 0, 3, 2, 1, 0, 1,
+                                           [](layer_spec& l) { l.stride_h = 2; l.stride_w = 1; l.pad_h = 1; l.pad_h_end = 0; }));
+    EXPECT_GE(b.kcnn_portable, 12) << op;
+  }
+}
+TEST(ComputeVariants, SwishEveryVariantAndLayout) {
+  // EfficientNet's activation: naive (global, readonly), in_place and flat in 3 layouts, and the
+  // peers (oneDNN's eltwise_swish).
+  const auto l = spec("swish", "swish", 2, 24, 7, 9, 0, 0, 0, 1, 0, 1);
+  const auto ran = check_all_variants(l);
+  EXPECT_GE(ran.kcnn_portable, 12);
+  EXPECT_GE(ran.all, ran.kcnn_portable + peers_registered(l));
 }
 TEST(ComputeVariants, FcSmallAndLeNetIp1) {
   // gemm_kk, direct, readonly, tiled scratch, constant: 5 x 3 layouts; direct_vector: nchw, nhwc

@@ -97,6 +97,57 @@ TEST(Pool, AverageDividesByTheWindowClippedToThePaddedInput) {
   EXPECT_FLOAT_EQ(float(o[4]), 1.0f);
 }
 
+TEST(Pool, AsymmetricPadAndPerAxisStride) {
+  // TensorFlow "SAME" 3x3 / 2 max pooling of 4 x 4 (0..15 row-major): no begin pad, one end pad:
+  // 2 x 2 outputs, the last window of each axis reads 2 inputs and the padding.
+  auto p = pool(4, 3, 2, 0, false);
+  p.pad_h_end = p.pad_w_end = 1;
+  ASSERT_EQ(p.check(), "");
+  ASSERT_EQ(p.p(), 2);
+  ASSERT_EQ(p.q(), 2);
+  auto in = make<layout::nchw>({1, 1, 4, 4}, [](int, int, int h, int w) { return h * 4 + w; });
+  auto host_in = [&](int, int, int h, int w) { return double(h * 4 + w); };
+  EXPECT_EQ(reference::pool(p, host_in), (std::vector<double>{10, 11, 14, 15}));
+  // Average: Caffe's divisor counts the end pad as padding (9 per window).
+  auto av = p;
+  av.kind = pool_kind::avg;
+  EXPECT_EQ(reference::pool(av, host_in),
+            (std::vector<double>{(0 + 1 + 2 + 4 + 5 + 6 + 8 + 9 + 10) / 9.0, (2 + 3 + 6 + 7 + 10 + 11) / 9.0,
+                                 (8 + 9 + 10 + 12 + 13 + 14) / 9.0, (10 + 11 + 14 + 15) / 9.0}));
+  // Stride 1 along h, 2 along w, pad 1 before each row only: 4 x 1 outputs of 2x3 windows.
+  auto q = pool(4, 2, 1, 0, false);
+  q.s = 3;
+  q.stride_w = 2;
+  q.pad_h = 1;
+  q.pad_h_end = 0;
+  ASSERT_EQ(q.check(), "");
+  ASSERT_EQ(q.p(), 4);
+  ASSERT_EQ(q.q(), 1);
+  EXPECT_EQ(reference::pool(q, host_in), (std::vector<double>{2, 6, 10, 14}));
+  // Every kernel agrees with the reference on both.
+  for (const auto& pp : {p, av, q}) {
+    const auto want = reference::pool(pp, host_in);
+    for (int v = 0; v < 5; ++v) {
+      tensor4<float, layout::nchw> out("out", pp.output_dims());
+      if (v == 0) kcnn::pool(exec(), in, out, pp, variant::pool_naive{});
+      if (v == 1) kcnn::pool(exec(), in, out, pp, variant::pool_regtile<1, 2>{});
+      if (v == 2) kcnn::pool(exec(), in, out, pp, variant::pool_regtile<2, 2>{});
+      if (v == 3) kcnn::pool(exec(), in, out, pp, variant::pool_tiled{});
+      if (v == 4) kcnn::pool(exec(), in, out, pp, variant::pool_vector{});
+      const auto o = host(out);
+      ASSERT_EQ(o.size(), want.size());
+      for (std::size_t i = 0; i < o.size(); ++i) EXPECT_NEAR(double(o[i]), want[i], 1e-5) << "variant " << v << " at " << i;
+    }
+  }
+  // Pads must stay smaller than the window along their axis; the field is named.
+  auto bad = pool(4, 3, 2, 0, false);
+  bad.pad_w_end = 3;
+  EXPECT_EQ(bad.check().rfind("pad_w_end:", 0), 0u) << bad.check();
+  bad = pool(4, 3, 2, 0, false);
+  bad.stride_h = 0;
+  EXPECT_EQ(bad.check().rfind("stride_h:", 0), 0u) << bad.check();
+}
+
 TEST(Activation, HandCheckedValues) {
   const dims4 d{1, 1, 1, 4};
   const float xs[4] = {-2.0f, -0.5f, 0.0f, 1.5f};
@@ -113,6 +164,11 @@ TEST(Activation, HandCheckedValues) {
   EXPECT_FLOAT_EQ(float(run(activation_kind::sigmoid, 0)[2]), 0.5f);
   EXPECT_FLOAT_EQ(float(run(activation_kind::tanh, 0)[3]), std::tanh(1.5f));
   EXPECT_NEAR(run(activation_kind::elu, 1.0f)[0], std::exp(-2.0) - 1.0, 1e-6);
+  // swish: x sigmoid(x): -2 / (1 + e^2), 0 at 0, 1.5 / (1 + e^-1.5).
+  const auto swish = run(activation_kind::swish, 0);
+  EXPECT_NEAR(swish[0], -2.0 / (1.0 + std::exp(2.0)), 1e-6);
+  EXPECT_EQ(swish[2], 0.0);
+  EXPECT_NEAR(swish[3], 1.5 / (1.0 + std::exp(-1.5)), 1e-6);
   // In place: the same tensor as input and output.
   activation(exec(), in, in, activation_params{activation_kind::relu, 0});
   EXPECT_EQ(host(in), (std::vector<double>{0, 0, 0, 1.5}));

@@ -82,6 +82,71 @@ TEST(Conv2dParams, CheckNamesTheField) {
   EXPECT_EQ((conv2d_params{0, 3, 8, 8, 4, 3, 3, 1, 1, 1}).check().rfind("n:", 0), 0u);
 }
 
+TEST(ReferenceConv2d, DilationSpacesTheTaps) {
+  // 2x2 ones filter dilated by 2 on the 3x3 ramp: the one window reads the corners 1, 3, 7, 9.
+  auto p = conv2d_params{1, 1, 3, 3, 1, 2, 2, 1, 0, 1};
+  p.dilation_h = p.dilation_w = 2;
+  ASSERT_EQ(p.p(), 1);
+  ASSERT_EQ(p.q(), 1);
+  EXPECT_EQ(both(p, ramp3x3, ones, [](int) { return 0.0; }), (std::vector<double>{1 + 3 + 7 + 9}));
+  // Dilation along w only, pad 1 along w: windows (row r, columns ow - 1 and ow + 1).
+  auto q = conv2d_params{1, 1, 3, 3, 1, 1, 2, 1, 0, 1}.with_geometry(1, 1, 0, 1, 0, 1, 1, 2);
+  ASSERT_EQ(q.p(), 3);
+  ASSERT_EQ(q.q(), 3);
+  EXPECT_EQ(both(q, ramp3x3, ones, [](int) { return 0.0; }),
+            (std::vector<double>{2, 1 + 3, 2, 5, 4 + 6, 5, 8, 7 + 9, 8}));
+}
+
+TEST(ReferenceConv2d, AsymmetricPadAndPerAxisStride) {
+  // TensorFlow "SAME", stride 2, on the 3x3 ramp with a 2x2 ones filter: no begin pad, one end
+  // pad: windows at rows/columns {0, 1} and {2, pad}.
+  const auto p = conv2d_params{1, 1, 3, 3, 1, 2, 2, 2, 0, 1}.with_geometry(2, 2, 0, 0, 1, 1);
+  ASSERT_EQ(p.p(), 2);
+  ASSERT_EQ(p.q(), 2);
+  EXPECT_EQ(both(p, ramp3x3, ones, [](int) { return 0.0; }), (std::vector<double>{1 + 2 + 4 + 5, 3 + 6, 7 + 8, 9}));
+  // Stride 1 along h, 2 along w; a 1 x 3 filter padded 0 x 1 (Inception v3's 1 x 7 in small).
+  const auto q = conv2d_params{1, 1, 3, 3, 1, 1, 3, 1, 0, 1}.with_geometry(1, 2, 0, 1, 0, 1);
+  ASSERT_EQ(q.p(), 3);
+  ASSERT_EQ(q.q(), 2);
+  EXPECT_EQ(both(q, ramp3x3, ones, [](int) { return 0.0; }), (std::vector<double>{1 + 2, 2 + 3, 4 + 5, 5 + 6, 7 + 8, 8 + 9}));
+}
+
+TEST(Conv2dParams, OutputSizesOfRealLayers) {
+  // Inception v3 17x17 block: 1x7 pad 0x3 and 7x1 pad 3x0 keep 17 x 17.
+  const auto i1x7 = conv2d_params{1, 128, 17, 17, 128, 1, 7, 1, 0, 1}.with_geometry(1, 1, 0, 3, 0, 3);
+  EXPECT_EQ(i1x7.check(), "");
+  EXPECT_EQ(i1x7.p(), 17);
+  EXPECT_EQ(i1x7.q(), 17);
+  // SSD fc6: 3x3, dilation 6, pad 6 on 19 x 19 keeps 19 (undilated it would be 29).
+  auto fc6 = conv2d_params{1, 512, 19, 19, 1024, 3, 3, 1, 6, 1};
+  EXPECT_EQ(fc6.p(), 29);
+  fc6.dilation_h = fc6.dilation_w = 6;
+  EXPECT_EQ(fc6.p(), 19);
+  EXPECT_EQ(fc6.q(), 19);
+  // EfficientNet stem, TensorFlow "SAME" stride 2 on 224: pad 0 before, 1 after: 112.
+  const auto stem = conv2d_params{1, 3, 224, 224, 32, 3, 3, 2, 0, 1}.with_geometry(2, 2, 0, 0, 1, 1);
+  EXPECT_EQ(stem.p(), 112);
+  EXPECT_EQ((conv2d_params{1, 3, 224, 224, 32, 3, 3, 2, 0, 1}.p()), 111);
+  // The symmetric fields and the per-axis ones describe the same layer.
+  EXPECT_EQ((conv2d_params{1, 3, 9, 9, 4, 3, 3, 2, 1, 1}), (conv2d_params{1, 3, 9, 9, 4, 3, 3, 1, 0, 1}.with_geometry(2, 2, 1, 1, 1, 1)));
+  EXPECT_NE((conv2d_params{1, 3, 9, 9, 4, 3, 3, 2, 1, 1}), (conv2d_params{1, 3, 9, 9, 4, 3, 3, 2, 1, 1}.with_geometry(2, 2, 1, 1, 1, 0)));
+  EXPECT_FALSE((conv2d_params{1, 3, 9, 9, 4, 3, 3, 2, 1, 1}.with_geometry(2, 2, 1, 1, 1, 0).symmetric()));
+}
+
+TEST(Conv2dParams, CheckNamesTheGeometryField) {
+  const auto base = conv2d_params{1, 3, 8, 8, 4, 3, 3, 1, 1, 1};
+  EXPECT_EQ(base.with_geometry(0, 1, 1, 1, 1, 1).check().rfind("stride_h:", 0), 0u);
+  EXPECT_EQ(base.with_geometry(1, -2, 1, 1, 1, 1).check().rfind("stride_w:", 0), 0u);
+  EXPECT_EQ(base.with_geometry(1, 1, -3, 1, 1, 1).check().rfind("pad_h:", 0), 0u);
+  EXPECT_EQ(base.with_geometry(1, 1, 1, 1, 1, -2).check().rfind("pad_w_end:", 0), 0u);
+  EXPECT_EQ(base.with_geometry(1, 1, 1, 1, 1, 1, 0, 1).check().rfind("dilation_h:", 0), 0u);
+  // A 3-tap window dilated by 5 spans 11 rows: more than 8 + 1 + 1.
+  EXPECT_EQ(base.with_geometry(1, 1, 1, 1, 1, 1, 5, 1).check().rfind("dilation_h:", 0), 0u);
+  EXPECT_EQ(base.with_geometry(1, 1, 1, 1, 1, 1, 1, 4).check(), "");
+  // A huge end pad is caught before the output size overflows int.
+  EXPECT_EQ(base.with_geometry(1, 1, 1, 1, 2147483640, 1).check().rfind("pad_h:", 0), 0u);
+}
+
 TEST(Conv2dParams, BytesAndFlops) {
   const auto p = conv2d_params{2, 4, 5, 5, 6, 3, 3, 1, 1, 2};  // out 2x6x5x5, 2 channels per group
   EXPECT_EQ(p.flops(), 2.0 * 2 * 6 * 5 * 5 * 2 * 3 * 3);  // 2 N K P Q C/g R S
@@ -102,8 +167,17 @@ TEST(ReferenceConv2d, PackedEqualsNaiveOnEveryPath) {
       {2, 3, 19, 21, 5, 3, 3, 1, 1, 1},   {1, 4, 33, 30, 7, 5, 5, 2, 2, 1},
       {3, 6, 9, 9, 6, 3, 3, 1, 0, 2},     {2, 8, 20, 20, 8, 3, 3, 2, 1, 8},
       {4, 16, 3, 3, 10, 3, 3, 1, 0, 1},   {2, 12, 7, 7, 9, 7, 7, 1, 0, 1},
-      {1, 3, 40, 40, 2, 11, 11, 4, 0, 1}, {2, 5, 17, 17, 3, 1, 1, 1, 0, 1}};
+      {1, 3, 40, 40, 2, 11, 11, 4, 0, 1}, {2, 5, 17, 17, 3, 1, 1, 1, 0, 1},
+      // dilation (SSD fc6, DeepLab), per-axis stride and pads (Inception v3), TensorFlow "SAME"
+      // end pads, a dilated depthwise layer, and few output positions (the dot form) dilated
+      conv2d_params{2, 3, 19, 19, 5, 3, 3, 1, 6, 1}.with_geometry(1, 1, 6, 6, 6, 6, 6, 6),
+      conv2d_params{1, 4, 17, 17, 6, 1, 7, 1, 0, 1}.with_geometry(1, 1, 0, 3, 0, 3),
+      conv2d_params{1, 4, 17, 16, 6, 7, 1, 1, 0, 1}.with_geometry(2, 1, 3, 0, 3, 0),
+      conv2d_params{2, 6, 16, 15, 4, 3, 3, 2, 0, 2}.with_geometry(2, 2, 0, 0, 1, 1),
+      conv2d_params{2, 8, 12, 12, 8, 3, 3, 1, 0, 8}.with_geometry(1, 1, 2, 2, 2, 2, 2, 2),
+      conv2d_params{1, 5, 7, 7, 3, 3, 3, 1, 0, 1}.with_geometry(1, 2, 1, 0, 2, 1, 3, 2)};
   for (const auto& p : shapes) {
+    ASSERT_EQ(p.check(), "");
     SCOPED_TRACE(p.c * 1000 + p.k);
     auto in = [&](int n, int c, int h, int w) { return hashed(((std::uint64_t(n) * 131 + c) * 131 + h) * 131 + w); };
     auto wt = [&](int k, int c, int r, int s) { return hashed(1e9 + ((std::uint64_t(k) * 67 + c) * 67 + r) * 67 + s); };

@@ -151,6 +151,64 @@ TEST(SuiteLoader, RejectsMalformedRowsNamingFileLineAndField) {
   }
 }
 
+TEST(SuiteLoader, GeometryColumnsDefaultToStrideAndPadAndAreCheckedPerOp) {
+  const std::string h = "network,layer,op,n,c,h,w,k,r,s,stride,pad,groups,stride_h,stride_w,pad_h,pad_w,pad_h_end,"
+                        "pad_w_end,dilation_h,dilation_w\n";
+  const auto su = load_suite(write_suite("geometry", h +
+      "x,plain,conv2d,1,4,17,17,8,3,3,2,1,1,,,,,,,,\n"
+      "x,i1x7,conv2d,1,4,17,17,8,1,7,1,0,1,,,,3,,,,\n"          // Inception v3: pad 0 x 3
+      "x,same,conv2d,1,4,16,16,8,3,3,2,0,1,,,,,1,1,,\n"         // TensorFlow SAME, stride 2
+      "x,fc6,conv2d,1,4,19,19,8,3,3,1,6,1,,,,,,,6,6\n"          // SSD fc6
+      "x,axis,conv2d,1,4,17,16,8,3,3,1,1,1,2,,,,,,,\n"          // stride 2 along h only
+      "x,pool,pool_max,1,4,16,16,0,3,3,2,0,1,,,,,1,1,,\n"
+      "x,relu,relu,1,4,16,16,0,0,0,1,0,1,,,,,,,,\n"));
+  ASSERT_EQ(su.layers.size(), 7u);
+  const auto& plain = su.layers[0];
+  EXPECT_EQ(plain.row_stride(), 2);
+  EXPECT_EQ(plain.pad_bottom(), 1);
+  EXPECT_EQ(plain.dilation_w, 1);
+  EXPECT_EQ(geometry_tag(plain), "");
+  EXPECT_EQ(plain.out, (kcnn::dims4{1, 8, 9, 9}));
+  EXPECT_EQ(su.layers[1].out, (kcnn::dims4{1, 8, 17, 17}));
+  EXPECT_EQ(geometry_tag(su.layers[1]), "p0x3+0x3");
+  EXPECT_EQ(su.layers[2].out, (kcnn::dims4{1, 8, 8, 8}));
+  EXPECT_EQ(geometry_tag(su.layers[2]), "p0x0+1x1");
+  EXPECT_EQ(su.layers[3].out, (kcnn::dims4{1, 8, 19, 19}));
+  EXPECT_EQ(geometry_tag(su.layers[3]), "d6x6");
+  EXPECT_EQ(su.layers[4].out, (kcnn::dims4{1, 8, 9, 16}));
+  EXPECT_EQ(geometry_tag(su.layers[4]), "s2x1");
+  EXPECT_EQ(su.layers[5].out, (kcnn::dims4{1, 4, 8, 8}));
+  // The geometry is part of the layer's identity: a layer with other pads shares no reference.
+  EXPECT_NE(reference_key(su.layers[2], 1), reference_key(su.layers[0], 1));
+  auto undilated = su.layers[3];
+  undilated.dilation_h = undilated.dilation_w = 1;
+  EXPECT_NE(reference_key(undilated, 1), reference_key(su.layers[3], 1));
+
+  struct bad { std::string name, row, expect; };
+  const std::vector<bad> cases = {
+      {"geo_relu", "x,a,relu,1,4,16,16,0,0,0,1,0,1,,,,,,,2,\n",
+       "geo_relu.csv:2: field 'dilation_h': relu takes no dilation_h (taken by conv2d)"},
+      {"geo_pool_dil", "x,a,pool_max,1,4,16,16,0,3,3,1,0,1,,,,,,,2,2\n",
+       "geo_pool_dil.csv:2: field 'dilation_h': pool_max takes no dilation_h (taken by conv2d)"},
+      {"geo_neg", "x,a,conv2d,1,4,16,16,8,3,3,1,0,1,,,-1,,,,,\n",
+       "geo_neg.csv:2: field 'pad_h': must be >= 0, got -1"},
+      {"geo_zero", "x,a,conv2d,1,4,16,16,8,3,3,1,0,1,,0,,,,,,\n",
+       "geo_zero.csv:2: field 'stride_w': must be > 0, got 0"},
+      {"geo_text", "x,a,conv2d,1,4,16,16,8,3,3,1,0,1,,,,,,,two,\n",
+       "geo_text.csv:2: field 'dilation_h': expected an integer, got 'two'"},
+      {"geo_wide", "x,a,conv2d,1,4,16,16,8,3,3,1,0,1,,,,,,,9,\n",
+       "geo_wide.csv:2: field 'dilation_h': filter height 3 dilated by 9 exceeds padded input height 16"},
+      {"geo_pool_pad", "x,a,pool_max,1,4,16,16,0,3,3,2,0,1,,,,,3,,,\n",
+       "geo_pool_pad.csv:2: field 'pad_h_end': must be smaller than the window (3), got 3"},
+  };
+  for (const auto& c : cases) {
+    const std::string e = error_of(c.name, h + c.row);
+    const auto at = e.find(c.name + ".csv");
+    ASSERT_NE(at, std::string::npos) << c.name << ": " << e;
+    EXPECT_EQ(e.substr(at), c.expect) << c.name;
+  }
+}
+
 TEST(SuiteLoader, RowsOfTheWrongWidthNameTheFirstMissingColumn) {
   EXPECT_NE(error_of("short", header + "x,a,conv2d,1,1,4,4\n")
                 .find("short.csv:2: field 'k': missing value: the row has 7 fields, the header names 13"),
@@ -199,7 +257,8 @@ TEST(SuiteLoader, EveryNetworkSuiteChainsWithItsSourceAndRounding) {
       {"lenet", {8, {64, 10, 1, 1}}},          {"cifar10_quick", {12, {100, 10, 1, 1}}},
       {"alexnet", {21, {64, 1000, 1, 1}}},     {"zfnet", {19, {64, 1000, 1, 1}}},
       {"vgg16", {37, {64, 1000, 1, 1}}},       {"resnet50", {142, {64, 1000, 1, 1}}},
-      {"mobilenet_v2", {152, {64, 1000, 1, 1}}}};
+      {"mobilenet_v2", {152, {64, 1000, 1, 1}}}, {"inception_v3", {215, {64, 1000, 1, 1}}},
+      {"efficientnet_b0", {143, {64, 1000, 1, 1}}}};
   const auto all = all_network_suites();
   std::set<std::string> names;
   for (const auto& su : all) {
@@ -230,6 +289,23 @@ TEST(SuiteLoader, EveryNetworkSuiteChainsWithItsSourceAndRounding) {
   EXPECT_EQ(find("resnet50", "layer2_0_add").inputs,
             (std::vector<std::string>{"layer2_0_bn3", "layer2_0_downsample_bn"}));
   EXPECT_EQ(find("mobilenet_v2", "block2_dw").groups, 96);
+  // Inception v3: 1 x 7 padded 0 x 3 keeps 17 x 17; the last block ends at 2048 x 8 x 8.
+  EXPECT_EQ(find("inception_v3", "Mixed_6b_branch7x7_2").out, (kcnn::dims4{64, 128, 17, 17}));
+  EXPECT_EQ(find("inception_v3", "Mixed_6b_branch7x7_2").pad_left(), 3);
+  EXPECT_EQ(find("inception_v3", "Mixed_6b_branch7x7_2").pad_top(), 0);
+  EXPECT_EQ(find("inception_v3", "Mixed_7c_concat").out, (kcnn::dims4{64, 2048, 8, 8}));
+  EXPECT_EQ(find("inception_v3", "Mixed_6a_concat").out, (kcnn::dims4{64, 768, 17, 17}));
+  // EfficientNet-B0: "SAME" stride 2 pads after only; 5 x 5 / 2 on 56: 1 before, 2 after.
+  EXPECT_EQ(find("efficientnet_b0", "stem").out, (kcnn::dims4{64, 32, 112, 112}));
+  EXPECT_EQ(find("efficientnet_b0", "stem").pad_bottom(), 1);
+  EXPECT_EQ(find("efficientnet_b0", "block4_dw").out, (kcnn::dims4{64, 144, 28, 28}));
+  EXPECT_EQ(find("efficientnet_b0", "block4_dw").pad_top(), 1);
+  EXPECT_EQ(find("efficientnet_b0", "block4_dw").pad_bottom(), 2);
+  EXPECT_EQ(find("efficientnet_b0", "head_swish").out, (kcnn::dims4{64, 1280, 7, 7}));
+  // The dilated layers: SSD's fc6 keeps 19 x 19 (29 x 29 undilated), the ASPP branches 33 x 33.
+  const auto dilated = load_suite(resolve_suite("dilated"));
+  for (const auto& l : dilated.layers) EXPECT_EQ(l.out.h, l.h) << l.layer;
+  EXPECT_EQ(dilated.layers.front().dilation_h, 6);
   // --batch keeps the chain.
   auto vgg = load_suite(resolve_suite("vgg16"));
   set_batch(vgg, 3);

@@ -7,7 +7,7 @@ import os
 
 import pandas as pd
 
-KNOWN_SCHEMAS = (1, 2, 3, 4, 5)
+KNOWN_SCHEMAS = (1, 2, 3, 4, 5, 6)
 
 # Columns every row must have (schemas 1 to 4); schema 2 adds predicted_dram_bytes, schema 3 adds
 # origin (kcnn, peer or fault) and renames (see upgrade_names), schema 4 fits_in_cache, launches, rank
@@ -19,6 +19,8 @@ REQUIRED = [
     "time_ms_min", "time_ms_max", "time_ms_stddev", "bytes", "flops", "gbps", "gflops",
     "arithmetic_intensity", "roofline_pct", "rel_error", "status", "note",
 ]
+# Schema 6: the effective per-axis geometry (rows of earlier schemas get it from stride and pad).
+GEOMETRY = ["stride_h", "stride_w", "pad_h", "pad_w", "pad_h_end", "pad_w_end", "dilation_h", "dilation_w"]
 # Schema 5: the GPU model's figures (gpu-model builds; empty in other runs).
 MODEL_NUMERIC = ["model_blocks", "model_threads_per_block", "model_waves", "model_ld_requests",
                  "model_ld_sectors_per_request", "model_st_requests", "model_st_sectors_per_request",
@@ -122,9 +124,12 @@ def read_csv(path):
             df[c] = float("nan")
     for c in TEXT:
         df[c] = df[c].fillna("").astype(str)
+    for c in GEOMETRY:
+        if c not in df.columns:
+            df[c] = 1 if c.startswith("dilation") else df["stride" if c.startswith("stride") else "pad"]
     numeric = ["n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "repeat", "reps",
                "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "bytes", "flops", "gbps",
-               "gflops", "arithmetic_intensity", "roofline_pct", "rel_error", "predicted_dram_bytes"] + MODEL_NUMERIC
+               "gflops", "arithmetic_intensity", "roofline_pct", "rel_error", "predicted_dram_bytes"] + MODEL_NUMERIC + GEOMETRY
     for c in numeric:
         try:
             df[c] = pd.to_numeric(df[c], errors="raise")

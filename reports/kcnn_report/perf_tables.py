@@ -43,11 +43,26 @@ def _count(n, noun):
     return f"{n} {noun}" + ("" if str(n) == "1" else "s")
 
 
+def _geometry(r):
+    """The per-axis stride, pads and dilation where they differ from the square stride and symmetric pad."""
+    parts = []
+    sh, sw = int(r.get("stride_h", r["stride"])), int(r.get("stride_w", r["stride"]))
+    pads = [int(r.get(c, r["pad"])) for c in ("pad_h", "pad_w", "pad_h_end", "pad_w_end")]
+    if (sh, sw) != (int(r["stride"]),) * 2:
+        parts.append(f"stride {sh}x{sw}")
+    if pads != [int(r["pad"])] * 4:
+        parts.append(f"pad {pads[0]}x{pads[1]} + {pads[2]}x{pads[3]}")
+    dh, dw = int(r.get("dilation_h", 1)), int(r.get("dilation_w", 1))
+    if (dh, dw) != (1, 1):
+        parts.append(f"dilation {dh}x{dw}")
+    return "".join(", " + p for p in parts)
+
+
 def _shape(r):
     if r["op"] == "conv2d":
         g = f", groups {r['groups']}" if int(r["groups"]) != 1 else ""
         return (f"{r['n']} x {r['c']} x {r['h']} x {r['w']}, k {r['k']}, {r['r']}x{r['s']}"
-                f"/{r['stride']}{g}")
+                f"/{r['stride']}{g}{_geometry(r)}")
     if r["op"] == "fc":
         return f"{r['n']} x {int(r['c']) * int(r['h']) * int(r['w'])} -> {r['k']}"
     return f"{r['n']} x {r['c']} x {r['h']} x {r['w']}"

@@ -80,13 +80,28 @@ const variant_info* registry::baseline(const std::string& op, layout_axis layout
 std::string case_key(const variant_info& v, const layer_spec& s) {
   std::string k = v.op + "/" + name(v.layout) + "/" + name(v.space) + "/" + name(v.pattern) + "/" +
                   v.variant->name + "/" + s.network + "." + s.layer + "/n" + std::to_string(s.n);
+  if (const std::string g = geometry_tag(s); !g.empty()) k += "/" + g;
   if (!v.tuning.empty()) k += "/" + v.tuning.name;
   return k;
 }
 
+std::string geometry_tag(const layer_spec& s) {
+  const auto x = [](int a, int b) { return std::to_string(a) + "x" + std::to_string(b); };
+  std::string g;
+  const auto part = [&](const std::string& p) { g += (g.empty() ? "" : "_") + p; };
+  if (s.row_stride() != s.stride || s.col_stride() != s.stride) part("s" + x(s.row_stride(), s.col_stride()));
+  if (s.pad_top() != s.pad || s.pad_left() != s.pad || s.pad_bottom() != s.pad || s.pad_right() != s.pad)
+    part("p" + x(s.pad_top(), s.pad_left()) + "+" + x(s.pad_bottom(), s.pad_right()));
+  if (s.dilation_h != 1 || s.dilation_w != 1) part("d" + x(s.dilation_h, s.dilation_w));
+  return g;
+}
+
+
 std::string reference_key(const layer_spec& s, std::uint64_t seed) {
   std::string k = s.op;
-  for (int v : {s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.groups}) k += "," + std::to_string(v);
+  for (int v : {s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.groups, s.row_stride(), s.col_stride(),
+                s.pad_top(), s.pad_left(), s.pad_bottom(), s.pad_right(), s.dilation_h, s.dilation_w})
+    k += "," + std::to_string(v);
   k += "," + s.rounding;
   for (const auto& [key, value] : s.params) k += "," + key + "=" + value;
   return k + "/" + std::to_string(seed);

@@ -22,6 +22,17 @@ namespace kcnn::bench {
 struct layer_spec {
   std::string network, layer, op;
   int n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 1, pad = 0, groups = 1;
+  // Per-axis geometry as the row gives it (the optional columns), -1 where it gives none: as in
+  // kcnn::conv2d_params, stride_h and stride_w then take stride, pad_h and pad_w take pad,
+  // pad_h_end and pad_w_end take pad_h and pad_w. The effective values are the methods below.
+  int stride_h = -1, stride_w = -1, pad_h = -1, pad_w = -1, pad_h_end = -1, pad_w_end = -1;
+  int dilation_h = 1, dilation_w = 1;
+  int row_stride() const { return stride_h < 0 ? stride : stride_h; }
+  int col_stride() const { return stride_w < 0 ? stride : stride_w; }
+  int pad_top() const { return pad_h < 0 ? pad : pad_h; }
+  int pad_left() const { return pad_w < 0 ? pad : pad_w; }
+  int pad_bottom() const { return pad_h_end < 0 ? pad_top() : pad_h_end; }
+  int pad_right() const { return pad_w_end < 0 ? pad_left() : pad_w_end; }
   int repeat = 1;
   std::string rounding;                      // pooling output rounding (floor|ceil), if any
   std::map<std::string, std::string> params; // op-specific key=value parameters
@@ -34,6 +45,10 @@ struct layer_spec {
 // The layer's identity for sharing a host reference: op, shape and op parameters (not the
 // layout, space or variant, which do not change the logical result).
 std::string reference_key(const layer_spec& s, std::uint64_t seed);
+// The layer's geometry where it differs from a square stride, a symmetric pad and no dilation
+// (what the stride and pad columns say): "" for most layers, else e.g. "s2x1_p0x3+1x3_d6x6"
+// (stride h x w; begin pads h x w + end pads h x w; dilation h x w), each part only when needed.
+std::string geometry_tag(const layer_spec& s);
 
 // Parses the whole of `text` as a decimal integer: false for a fraction, an exponent, trailing
 // characters or a value beyond T (suite columns, integer op parameters, command-line counts).
@@ -84,6 +99,9 @@ struct op_info {
   // The keys a suite row's `params` may give it; the loader refuses any other key, and a key given
   // twice, naming the file, line and field.
   std::vector<std::string> params;
+  // The per-axis geometry columns a row of this op may fill (conv2d: all eight; pooling: stride and
+  // pads); a value in another op's row is refused.
+  std::vector<std::string> geometry;
   std::vector<dims4> input_shapes(const layer_spec& s) const {
     return inputs ? inputs(s) : std::vector<dims4>{dims4{s.n, s.c, s.h, s.w}};
   }

@@ -85,6 +85,9 @@ ceilings measure_ceilings(double llc_bytes) {
   c.array_bytes = double(n) * sizeof(float);
   c.copy_s = copy_seconds(n, c.reps, overhead_s);
   c.copy_gbps = 2.0 * c.array_bytes / c.copy_s / 1e9;
+  // A stop (SIGINT, SIGTERM) ends the ceilings after the section it arrives in: the sections left
+  // would still allocate and first-touch their arrays (seconds on a loaded host).
+  if (stop_requested()) return c;
   {
     Kokkos::View<float*> a("kcnn::ceil.a", n), b("kcnn::ceil.b", n), cc("kcnn::ceil.c", n);
     Kokkos::deep_copy(b, 2.0f);
@@ -94,6 +97,7 @@ ceilings measure_ceilings(double llc_bytes) {
                              [&] { Kokkos::parallel_for("kcnn::ceil.triad", range, triad_kernel{a, b, cc, 0.5f}); });
     c.triad_gbps = 3.0 * c.array_bytes / c.triad_s / 1e9;
   }
+  if (stop_requested()) return c;
   // The same copy with both arrays in half the last-level cache (L2 on a GPU): the ceiling of
   // warm cases whose working set fits there (fits_in_cache).
   if (llc_bytes > 0) {
@@ -102,6 +106,7 @@ ceilings measure_ceilings(double llc_bytes) {
     c.cache_copy_s = copy_seconds(m, c.reps, overhead_s);
     c.cache_copy_gbps = 2.0 * c.cache_array_bytes / c.cache_copy_s / 1e9;
   }
+  if (stop_requested()) return c;
   {
     // Enough work items to fill a GPU many times over; on a host, enough to run ~0.1 s.
     const std::size_t items = host ? std::size_t(2048) * std::max(1, exec().concurrency()) : std::size_t(1) << 20;
@@ -117,6 +122,7 @@ ceilings measure_ceilings(double llc_bytes) {
     c.fma_flops = 2.0 * double(items) * iters * (host ? host_chains : device_chains);
     c.fma_gflops = c.fma_flops / t / 1e9;
   }
+  if (stop_requested()) return c;
   {
     c.gemm_n = host ? 1024 : 8192;
     const int m = c.gemm_n;

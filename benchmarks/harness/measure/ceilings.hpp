@@ -30,7 +30,8 @@ struct ceilings {
 };
 
 // Measures the ceilings of the default execution space. llc_bytes sizes the stream arrays
-// (4x the last-level cache, at least 64 MiB each).
+// (4x the last-level cache, at least 64 MiB each). A stop (SIGINT, SIGTERM) during them ends them
+// after the current section, unmeasured (measured = false).
 ceilings measure_ceilings(double llc_bytes);
 
 // achieved / min(bandwidth x intensity, peak) x 100; for a case without FLOPs,

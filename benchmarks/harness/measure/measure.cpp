@@ -20,6 +20,9 @@ result_row case_row(const planned_case& pc, const std::string& suite, bool cold)
   r.op = s.op;
   r.n = s.n; r.c = s.c; r.h = s.h; r.w = s.w; r.k = s.k; r.r = s.r; r.s = s.s;
   r.stride = s.stride; r.pad = s.pad; r.groups = s.groups;
+  r.stride_h = s.row_stride(); r.stride_w = s.col_stride();
+  r.pad_h = s.pad_top(); r.pad_w = s.pad_left(); r.pad_h_end = s.pad_bottom(); r.pad_w_end = s.pad_right();
+  r.dilation_h = s.dilation_h; r.dilation_w = s.dilation_w;
   r.out_h = s.out.h; r.out_w = s.out.w; r.repeat = s.repeat;
   r.layout = name(v.layout);
   r.memory_space = name(v.space);

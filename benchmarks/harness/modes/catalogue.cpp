@@ -31,6 +31,75 @@ std::string joined_layouts(const std::set<layout_axis>& s) {
     if (s.count(l)) o += (o.empty() ? "" : ", ") + std::string(name(l));
   return o;
 }
+
+// The registration lines of the ops that take per-axis geometry (op_info::geometry) that refuse
+// a layer for its geometry alone: each line is asked (its `unsupported`) about a layer it runs
+// (the first of a few plain shapes it accepts) and about the same layer with one feature changed.
+std::string geometry_support(const registry& r) {
+  struct probe {
+    const char* feature;
+    const char* column;  // a column the op must take for the probe to apply
+    void (*apply)(layer_spec&);
+  };
+  const probe probes[] = {
+      {"per-axis stride (stride_h != stride_w)", "stride_w", [](layer_spec& s) { s.stride_h = 2; s.stride_w = 1; }},
+      {"asymmetric pad (pad_h_end != pad_h)", "pad_h_end", [](layer_spec& s) { s.pad_h = s.pad_w = 0; s.pad_h_end = s.pad_w_end = 1; }},
+      {"dilation", "dilation_h", [](layer_spec& s) { s.dilation_h = s.dilation_w = 2; }},
+  };
+  // Plain layers a variant may accept: a 3 x 3 window padded by 1, and a 1 x 1 one.
+  const auto bases = [](const op_info& op) {
+    std::vector<layer_spec> v;
+    for (const int window : {3, 1}) {
+      layer_spec s;
+      s.network = "catalogue";
+      s.layer = "probe";
+      s.op = op.name;
+      s.n = 1; s.c = 16; s.h = 14; s.w = 14; s.k = 16; s.r = s.s = window;
+      s.stride = 1;
+      s.pad = window / 2;
+      v.push_back(s);
+    }
+    return v;
+  };
+  // (op, line) -> reason -> (feature, layouts)
+  struct line_key {
+    std::string op, line, needs;
+    bool operator<(const line_key& b) const { return std::tie(op, line) < std::tie(b.op, b.line); }
+  };
+  std::map<line_key, std::map<std::pair<std::string, std::string>, std::set<layout_axis>>> refused;
+  for (const auto& v : r.variants()) {
+    const op_info* op = r.find_op(v.op);
+    if (!op || op->geometry.empty() || !v.unsupported) continue;
+    for (const layer_spec& base : bases(*op)) {
+      if (op->check && op->check(base)) continue;
+      if (!v.unsupported(base).empty()) continue;
+      for (const probe& p : probes) {
+        if (std::find(op->geometry.begin(), op->geometry.end(), p.column) == op->geometry.end()) continue;
+        layer_spec s = base;
+        p.apply(s);
+        if (op->check && op->check(s)) continue;
+        const std::string why = v.unsupported(s);
+        if (why.empty()) continue;
+        std::string line = "`" + std::string(v.variant_name()) + "` / " + name(v.space) + " / " + name(v.pattern);
+        if (!v.tuning.empty()) line += " / `" + v.tuning.name + "`";
+        refused[{v.op, line, needs_of(v)}][{p.feature, why}].insert(v.layout);
+      }
+      break;  // the first plain layer the line runs decides
+    }
+  }
+  std::ostringstream o;
+  o << "\n## Geometry support\n\n"
+    << "Every conv2d and pooling variant runs per-axis strides, asymmetric (begin != end) pads and, for conv2d, "
+       "dilation (suite columns `stride_h`, `stride_w`, `pad_h`, `pad_w`, `pad_h_end`, `pad_w_end`, `dilation_h`, "
+       "`dilation_w`; suites/README.md) except the lines below, which refuse such a layer for the reason given: "
+       "the case is not run (`kcnn-bench --list` shows it among the cases not applicable, with the reason).\n\n"
+    << "| op | variant / memory_space / access_pattern | refuses | because | layouts |\n|---|---|---|---|---|\n";
+  for (const auto& [k, reasons] : refused)
+    for (const auto& [feature_why, layouts] : reasons)
+      o << "| " << k.op << " | " << marked(k.line, k.needs) << " | " << feature_why.first << " | " << feature_why.second
+        << " | " << joined_layouts(layouts) << " |\n";
+  return o.str();
+}
 }  // namespace
 
 std::string catalogue_markdown(const registry& r) {
@@ -107,6 +176,8 @@ std::string catalogue_markdown(const registry& r) {
   for (const auto& [n, docs] : tunings)
     for (const auto& [doc_needs, where] : docs)
       o << "| `" << n << "` | " << joined(where) << " | " << marked(doc_needs.first, doc_needs.second) << " |\n";
+
+  o << geometry_support(r);
 
   o << "\n## Not on this build\n\n";
   std::vector<std::pair<std::string, std::string>> missing = r.unavailable();

@@ -15,7 +15,8 @@ namespace kcnn::bench {
 const std::vector<std::string>& result_columns() {
   static const std::vector<std::string> cols = {
       "run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer",
-      "op", "n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "out_h", "out_w",
+      "op", "n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "stride_h", "stride_w", "pad_h", "pad_w",
+      "pad_h_end", "pad_w_end", "dilation_h", "dilation_w", "out_h", "out_w",
       "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "origin", "key", "cache", "fits_in_cache",
       "reps", "launches", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "time_ms_mean",
       "bytes", "flops", "workspace_bytes", "passes", "gbps", "gflops", "arithmetic_intensity",
@@ -141,7 +142,9 @@ std::string csv_line(const run_context& ctx_, const result_row& r) {
       r.suite, r.network, r.layer, r.op, std::to_string(r.n), std::to_string(r.c),
       std::to_string(r.h), std::to_string(r.w), std::to_string(r.k), std::to_string(r.r),
       std::to_string(r.s), std::to_string(r.stride), std::to_string(r.pad),
-      std::to_string(r.groups), std::to_string(r.out_h), std::to_string(r.out_w),
+      std::to_string(r.groups), std::to_string(r.stride_h), std::to_string(r.stride_w), std::to_string(r.pad_h),
+      std::to_string(r.pad_w), std::to_string(r.pad_h_end), std::to_string(r.pad_w_end), std::to_string(r.dilation_h),
+      std::to_string(r.dilation_w), std::to_string(r.out_h), std::to_string(r.out_w),
       std::to_string(r.repeat), r.layout, r.memory_space, r.access_pattern, r.variant, r.tuning,
       r.origin, r.key, r.cache, r.fits_in_cache >= 0 ? std::to_string(r.fits_in_cache) : "", std::to_string(r.reps),
       timed ? std::to_string(r.launches) : "", timed ? num(r.time_ms_median) : "",

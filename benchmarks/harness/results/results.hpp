@@ -13,7 +13,7 @@
 
 namespace kcnn::bench {
 
-inline constexpr int results_schema_version = 5;
+inline constexpr int results_schema_version = 6;
 
 // The GPU execution model's figures for a case (gpu-model builds; results/README.md). A model
 // figure, never a measurement.
@@ -32,6 +32,8 @@ struct model_figures {
 struct result_row {
   std::string suite, network, layer, op;
   int n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 0, pad = 0, groups = 0;
+  // Effective per-axis geometry (conv2d and pooling; the symmetric stride and pad for other ops).
+  int stride_h = 0, stride_w = 0, pad_h = 0, pad_w = 0, pad_h_end = 0, pad_w_end = 0, dilation_h = 1, dilation_w = 1;
   int out_h = 0, out_w = 0, repeat = 1;
   std::string layout, memory_space, access_pattern, variant, tuning, key;
   std::string origin;  // kcnn | peer | fault; empty for rows that are not cases (network, memory_plan, ceiling)

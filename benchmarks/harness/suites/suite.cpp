@@ -20,9 +20,13 @@ const std::vector<std::string> required_columns = {"network", "layer", "op", "n"
                                                    "h",       "w",     "k",  "r",      "s",
                                                    "stride",  "pad",   "groups"};
 // repeat: multiplicity; rounding: floor|ceil for pooling; input: named inputs for
-// add/concat; params: op-specific "key=value key=value"; note: free text.
-const std::vector<std::string> optional_columns = {"repeat", "rounding", "input", "params",
-                                                   "note"};
+// add/concat; params: op-specific "key=value key=value"; note: free text; then the per-axis
+// geometry (conv2d; pooling all but dilation), each defaulting to what stride and pad say.
+const std::vector<std::string> geometry_columns = {"stride_h", "stride_w", "pad_h", "pad_w",
+                                                   "pad_h_end", "pad_w_end", "dilation_h", "dilation_w"};
+const std::vector<std::string> optional_columns = {"repeat", "rounding", "input", "params", "note",
+                                                   "stride_h", "stride_w", "pad_h", "pad_w",
+                                                   "pad_h_end", "pad_w_end", "dilation_h", "dilation_w"};
 
 std::string where(const std::string& file, int line) {
   return file + ":" + std::to_string(line);
@@ -46,6 +50,15 @@ std::string printable(const std::string& s) {
 [[noreturn]] void fail(const std::string& file, int line, const std::string& field,
                        const std::string& msg) {
   throw suite_error(where(file, line) + ": field '" + printable(field) + "': " + printable(msg));
+}
+
+// " (taken by conv2d, pool_max)": the ops whose rows may fill geometry column `col`.
+std::string geometry_takers(const std::string& col) {
+  std::string takers;
+  for (const auto& op : registry::instance().ops())
+    if (std::find(op.geometry.begin(), op.geometry.end(), col) != op.geometry.end())
+      takers += (takers.empty() ? "" : ", ") + op.name;
+  return takers.empty() ? std::string() : " (taken by " + takers + ")";
 }
 
 // Why a params key is refused for op `oi`: what the op takes, and which ops take the key if any
@@ -180,24 +193,28 @@ suite parse_suite(const std::string& path, const std::string& text) {
     if (!seen.count(c)) fail(path, header_line, c, "required column is missing");
 
   using reader_t =
-      io::CSVReader<18, io::trim_chars<' ', '\t', '\r'>, io::double_quote_escape<',', '"'>,
+      io::CSVReader<26, io::trim_chars<' ', '\t', '\r'>, io::double_quote_escape<',', '"'>,
                     io::throw_on_overflow, io::single_and_empty_line_comment<'#'>>;
   std::set<std::string> names;
   try {
     reader_t in(path, text.data(), text.data() + text.size());
     in.read_header(io::ignore_missing_column, "network", "layer", "op", "n", "c", "h", "w", "k",
                    "r", "s", "stride", "pad", "groups", "repeat", "rounding", "input", "params",
-                   "note");
+                   "note", "stride_h", "stride_w", "pad_h", "pad_w", "pad_h_end", "pad_w_end", "dilation_h",
+                   "dilation_w");
     std::string network, layer, op, n, c, h, w, k, r, s, stride, pad, groups, repeat, rounding,
         input, params, note;
+    std::string geometry[8];  // in the order of geometry_columns
     while (true) {
       repeat.clear();
       rounding.clear();
       input.clear();
       params.clear();
       note.clear();
+      for (auto& g : geometry) g.clear();
       if (!in.read_row(network, layer, op, n, c, h, w, k, r, s, stride, pad, groups, repeat,
-                       rounding, input, params, note))
+                       rounding, input, params, note, geometry[0], geometry[1], geometry[2], geometry[3],
+                       geometry[4], geometry[5], geometry[6], geometry[7]))
         break;
       const int line = int(in.get_file_line());
       layer_spec sp;
@@ -227,6 +244,19 @@ suite parse_suite(const std::string& path, const std::string& text) {
       // Zero is no stride and no group count for any op, also one that does not use them.
       if (sp.stride < 1) fail(path, line, "stride", "must be > 0, got " + std::to_string(sp.stride));
       if (sp.groups < 1) fail(path, line, "groups", "must be > 0, got " + std::to_string(sp.groups));
+      // The per-axis geometry: only for an op that takes it; strides and dilations >= 1, pads >= 0.
+      int* const geometry_fields[8] = {&sp.stride_h, &sp.stride_w, &sp.pad_h, &sp.pad_w,
+                                       &sp.pad_h_end, &sp.pad_w_end, &sp.dilation_h, &sp.dilation_w};
+      for (std::size_t i = 0; i < geometry_columns.size(); ++i) {
+        const std::string& col = geometry_columns[i];
+        if (trim(geometry[i]).empty()) continue;
+        if (std::find(oi->geometry.begin(), oi->geometry.end(), col) == oi->geometry.end())
+          fail(path, line, col, oi->name + " takes no " + col + geometry_takers(col));
+        const int v = parse_int(geometry[i], path, line, col, false, 0);
+        const bool is_pad = col.rfind("pad", 0) == 0;
+        if (v < (is_pad ? 0 : 1)) fail(path, line, col, std::string("must be ") + (is_pad ? ">= 0" : "> 0") + ", got " + std::to_string(v));
+        *geometry_fields[i] = v;
+      }
       sp.repeat = parse_int(repeat, path, line, "repeat", true, 1);
       if (sp.repeat < 1) fail(path, line, "repeat", "must be >= 1");
       sp.rounding = trim(rounding);

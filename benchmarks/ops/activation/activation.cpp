@@ -1,5 +1,5 @@
 // Activations relu, leaky_relu (params: alpha, default 0.01), sigmoid, tanh, elu (alpha,
-// default 1), relu6 (MobileNet's min(max(x, 0), 6)):
+// default 1), relu6 (MobileNet's min(max(x, 0), 6)), swish (EfficientNet's x sigmoid(x)):
 //   naive / global / coalesced (baseline): one thread per element in storage order, out of
 //     place; also readonly and the CUDA spaces;
 //   in_place: the same, writing over its input;
@@ -67,7 +67,7 @@ struct act_kernel : library_descriptor<act_of<Kind>::template type, Variant, var
 
 #if defined(KCNN_HAVE_ONEDNN)
 // The vendor peer: oneDNN eltwise (relu with alpha for leaky relu, logistic, tanh, elu, clip to
-// [0, 6] for relu6), out of place.
+// [0, 6] for relu6, swish with beta 1), out of place.
 template <activation_kind Kind>
 struct act_onednn : onednn::peer<act_kernel<Kind>> {
   template <class Exec, class Ops, class Out>
@@ -82,6 +82,7 @@ struct act_onednn : onednn::peer<act_kernel<Kind>> {
         case activation_kind::tanh: alg = dnnl::algorithm::eltwise_tanh; break;
         case activation_kind::elu: alg = dnnl::algorithm::eltwise_elu; alpha = p.a.effective_alpha(); break;
         case activation_kind::relu6: alg = dnnl::algorithm::eltwise_clip; beta = 6; break;
+        case activation_kind::swish: alg = dnnl::algorithm::eltwise_swish; alpha = 1; break;
       }
       const dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, md, alpha, beta);
       return std::make_shared<dnnl::eltwise_forward>(dnnl::eltwise_forward::primitive_desc(d, onednn::engine()));
@@ -120,5 +121,6 @@ const registrar reg([](registry& r) {
   add_activation<activation_kind::tanh>(r);
   add_activation<activation_kind::elu>(r);
   add_activation<activation_kind::relu6>(r);
+  add_activation<activation_kind::swish>(r);
 });
 }  // namespace

@@ -21,7 +21,7 @@ inline const variant_kind tiled{"tiled", "a team per output tile, its input tile
                                          "along the tile's storage order"};
 inline const variant_kind regtile{"regtile", "several outputs per thread (tuning: how many), shared loads reused from "
                                              "registers; threads along the output's storage order, a tile apart"};
-inline const variant_kind gemm_kk{"gemm_kk", "one KokkosBlas::gemm on the stored operands (the BLAS behind Kokkos Kernels)"};
+inline const variant_kind gemm_kk{"gemm_kk", "KokkosBlas::gemm on the stored operands (the BLAS behind Kokkos Kernels): one call, or one per image for a conv2d in nchw"};
 inline const variant_kind onednn{"onednn", "oneDNN primitive (host builds), weights packed once untimed", origin::peer,
                                  false, "oneDNN"};
 inline const variant_kind native_cuda{"native_cuda", "plain CUDA without Kokkos, the same algorithm and thread mapping as "

@@ -20,8 +20,10 @@ using namespace kcnn;
 using namespace kcnn::bench;
 
 const registrar reg([](registry& r) {
-  register_op(r, {"conv2d", [](const layer_spec& s) { return field_error_from(conv2d_from_spec(s).check()); },
-                  [](const layer_spec& s) { return conv2d_from_spec(s).output_dims(); }});
+  op_info info{"conv2d", [](const layer_spec& s) { return field_error_from(conv2d_from_spec(s).check()); },
+               [](const layer_spec& s) { return conv2d_from_spec(s).output_dims(); }};
+  info.geometry = {"stride_h", "stride_w", "pad_h", "pad_w", "pad_h_end", "pad_w_end", "dilation_h", "dilation_w"};
+  register_op(r, std::move(info));
   using namespace kcnn::layout;
   using coalesced = conv_tag<variant::direct_coalesced>;
   register_variant<coalesced, nchw, nhwc, chwn>(

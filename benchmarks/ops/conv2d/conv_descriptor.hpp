@@ -16,7 +16,11 @@
 namespace kcnn::bench {
 
 inline conv2d_params conv2d_from_spec(const layer_spec& s) {
-  return conv2d_params{s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.groups};
+  conv2d_params p{s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.groups};
+  p.stride_h = s.stride_h; p.stride_w = s.stride_w;
+  p.pad_h = s.pad_h; p.pad_w = s.pad_w; p.pad_h_end = s.pad_h_end; p.pad_w_end = s.pad_w_end;
+  p.dilation_h = s.dilation_h; p.dilation_w = s.dilation_w;
+  return p;
 }
 inline conv2d_params fc_from_spec(const layer_spec& s) { return fc_params(s.n, s.c, s.h, s.w, s.k); }
 

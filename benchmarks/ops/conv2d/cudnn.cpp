@@ -94,7 +94,9 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
   }
 
   template <class Layout>
-  static std::string unsupported(const conv2d_params&) {
+  static std::string unsupported(const conv2d_params& p) {
+    if (p.pad_bottom() != p.pad_top() || p.pad_right() != p.pad_left())
+      return "cuDNN pads both ends of an axis alike (pad_h_end = pad_h, pad_w_end = pad_w)";
     if (std::is_same_v<Layout, layout::nchw> || std::is_same_v<Layout, layout::nhwc>) return {};
     return "cuDNN's activation formats are nchw and nhwc";
   }
@@ -117,8 +119,8 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
     check(cudnnSetTensor4dDescriptor(d->y, fmt, CUDNN_DATA_FLOAT, p.n, p.k, p.p(), p.q()), "y");
     check(cudnnSetTensor4dDescriptor(d->b, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, p.k, 1, 1), "b");
     check(cudnnSetFilter4dDescriptor(d->f, CUDNN_DATA_FLOAT, fmt, p.k, p.c_per_group(), p.r, p.s), "f");
-    check(cudnnSetConvolution2dDescriptor(d->c, p.pad, p.pad, p.stride, p.stride, 1, 1, CUDNN_CROSS_CORRELATION,
-                                          CUDNN_DATA_FLOAT), "conv");
+    check(cudnnSetConvolution2dDescriptor(d->c, p.pad_top(), p.pad_left(), p.row_stride(), p.col_stride(), p.dilation_h,
+                                          p.dilation_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), "conv");
     check(cudnnSetConvolutionGroupCount(d->c, p.groups), "groups");
     check(cudnnSetConvolutionMathType(d->c, TF32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "math");
     // The search's workspace: the most any admissible algorithm asks for (at most 1 GiB).

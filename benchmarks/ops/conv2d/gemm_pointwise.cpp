@@ -1,5 +1,5 @@
-// conv2d / {nchw,nhwc,chwn} / global / library / gemm_kk: a 1x1 convolution as one
-// KokkosBlas::gemm on the tensors' own storage, where the layout makes it one GEMM.
+// conv2d / {nchw,nhwc,chwn} / global / library / gemm_kk: a 1x1 convolution as KokkosBlas::gemm
+// on the tensors' own storage: one GEMM in nhwc and chwn, one per image in nchw.
 #include "conv_descriptor.hpp"
 
 #include "../common/variant_kinds.hpp"

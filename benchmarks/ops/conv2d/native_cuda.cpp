@@ -13,12 +13,16 @@ namespace {
 using namespace kcnn;
 
 struct native_conv : bench::conv_descriptor<native_conv, false> {
+  template <class Layout>
+  static std::string unsupported(const conv2d_params& p) {
+    return p.symmetric() ? std::string() : "the plain CUDA kernel takes a square stride, a symmetric pad and no dilation";
+  }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const conv2d_params& p) const {
     const auto& in = o.ins[0];
     const auto& wt = o.weights[0];
     const auto& b = o.vecs[0];
-    const native_cuda::conv_shape s{p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.stride, p.pad, p.groups};
+    const native_cuda::conv_shape s{p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.row_stride(), p.pad_top(), p.groups};
     native_cuda::conv2d_direct_nchw(in.view().data(), wt.view().data(), b.data(), out.view().data(), s,
                                     e.cuda_stream());
   }

@@ -44,7 +44,10 @@ struct onednn_conv : conv_descriptor<onednn_conv<FullyConnected>, FullyConnected
     } else {
       dst = onednn::desc<L>(p.output_dims());
       const typename primitive::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                                       any, bias, dst, {p.stride, p.stride}, {p.pad, p.pad}, {p.pad, p.pad});
+                                       any, bias, dst, {p.row_stride(), p.col_stride()},
+                                       // oneDNN counts dilation from 0 (no gap between taps)
+                                       {p.dilation_h - 1, p.dilation_w - 1}, {p.pad_top(), p.pad_left()},
+                                       {p.pad_bottom(), p.pad_right()});
       pd = typename primitive::primitive_desc(d, onednn::engine());
     }
     packed_weights = onednn::packed(onednn::filter_desc<L>(f, p.groups), wt.view().data(), pd.weights_desc());

@@ -25,6 +25,8 @@ pool_params pool_from_spec(const layer_spec& s, pool_kind kind) {
   pool_params p;
   p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w; p.r = s.r; p.s = s.s;
   p.stride = s.stride; p.pad = s.pad;
+  p.stride_h = s.stride_h; p.stride_w = s.stride_w;
+  p.pad_h = s.pad_h; p.pad_w = s.pad_w; p.pad_h_end = s.pad_h_end; p.pad_w_end = s.pad_w_end;
   p.ceil_mode = s.rounding == "ceil";
   p.kind = kind;
   return p;
@@ -79,8 +81,8 @@ struct pool_onednn : onednn::peer<pool_kernel<Kind, variant::pool_naive>> {
   mutable dnnl::memory::desc src, dst;
   template <class Layout>
   static std::string unsupported(const pool_params& p) {
-    if (Kind == pool_kind::avg && ((p.p() - 1) * p.stride + p.r > p.h + 2 * p.pad ||
-                                   (p.q() - 1) * p.stride + p.s > p.w + 2 * p.pad))
+    if (Kind == pool_kind::avg && ((p.p() - 1) * p.row_stride() + p.r > p.h + p.pad_top() + p.pad_bottom() ||
+                                   (p.q() - 1) * p.col_stride() + p.s > p.w + p.pad_left() + p.pad_right()))
       return "a ceil-rounded window passes the padded input: Caffe's average divisor differs from oneDNN's";
     return onednn::peer<pool_kernel<Kind, variant::pool_naive>>::template unsupported<Layout>(p);
   }
@@ -90,11 +92,12 @@ struct pool_onednn : onednn::peer<pool_kernel<Kind, variant::pool_naive>> {
     if (!this->prim) {
       src = onednn::desc<L>(p.input_dims());
       dst = onednn::desc<L>(p.output_dims());
-      const onednn::dims pr = {std::max(0, (p.p() - 1) * p.stride + p.r - p.h - p.pad),
-                               std::max(0, (p.q() - 1) * p.stride + p.s - p.w - p.pad)};
+      // The end padding that gives oneDNN's floor rounding this output size (ceil rounding adds some).
+      const onednn::dims pr = {std::max(0, (p.p() - 1) * p.row_stride() + p.r - p.h - p.pad_top()),
+                               std::max(0, (p.q() - 1) * p.col_stride() + p.s - p.w - p.pad_left())};
       const auto alg = Kind == pool_kind::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
-      const dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst, {p.stride, p.stride},
-                                          {p.r, p.s}, {p.pad, p.pad}, pr);
+      const dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst,
+                                          {p.row_stride(), p.col_stride()}, {p.r, p.s}, {p.pad_top(), p.pad_left()}, pr);
       this->prim = std::make_shared<dnnl::pooling_forward>(dnnl::pooling_forward::primitive_desc(d, onednn::engine()));
     }
     onednn::execute(*this->prim, {{DNNL_ARG_SRC, onednn::wrap(src, o.ins[0].view().data())},
@@ -107,9 +110,13 @@ struct pool_onednn : onednn::peer<pool_kernel<Kind, variant::pool_naive>> {
 // Plain CUDA (no Kokkos) max pooling in nchw, one thread per output as the naive variant: what
 // the Kokkos abstraction costs.
 struct pool_max_native_cuda : pool_kernel<pool_kind::max, variant::pool_naive> {
+  template <class Layout>
+  static std::string unsupported(const pool_params& p) {
+    return p.symmetric() ? std::string() : "the plain CUDA kernel takes a square stride and a symmetric pad";
+  }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const pool_params& p) const {
-    const native_cuda::pool_shape s{p.n, p.c, p.h, p.w, p.r, p.s, p.stride, p.pad, p.p(), p.q()};
+    const native_cuda::pool_shape s{p.n, p.c, p.h, p.w, p.r, p.s, p.row_stride(), p.pad_top(), p.p(), p.q()};
     native_cuda::pool_max_nchw(o.ins[0].view().data(), out.view().data(), s, e.cuda_stream());
   }
 };
@@ -120,6 +127,7 @@ void add_pool(registry& r, const char* op) {
   op_info info{op, [](const layer_spec& s) { return field_error_from(pool_from_spec(s, Kind).check()); },
                [](const layer_spec& s) { return pool_from_spec(s, Kind).output_dims(); }};
   info.rounds_output = true;  // floor or ceil, from the row or the suite
+  info.geometry = {"stride_h", "stride_w", "pad_h", "pad_w", "pad_h_end", "pad_w_end"};
   register_op(r, std::move(info));
   using namespace kcnn::layout;
   using naive = pool_kernel<Kind, variant::pool_naive>;

@@ -1,5 +1,6 @@
 #pragma once
-// Elementwise activations: relu, leaky_relu (slope), sigmoid, tanh, elu (alpha). One thread
+// Elementwise activations: relu, leaky_relu (slope), sigmoid, tanh, elu (alpha), relu6, swish
+// (x sigmoid(x), EfficientNet's; also called SiLU). One thread
 // per element in storage order (the layout does not change the arithmetic, only which logical
 // element a thread touches). In place when in and out are the same tensor.
 //
@@ -20,7 +21,7 @@
 
 namespace kcnn {
 
-enum class activation_kind { relu, leaky_relu, sigmoid, tanh, elu, relu6 };
+enum class activation_kind { relu, leaky_relu, sigmoid, tanh, elu, relu6, swish };
 
 inline const char* activation_name(activation_kind k) {
   switch (k) {
@@ -30,6 +31,7 @@ inline const char* activation_name(activation_kind k) {
     case activation_kind::tanh: return "tanh";
     case activation_kind::elu: return "elu";
     case activation_kind::relu6: return "relu6";
+    case activation_kind::swish: return "swish";
   }
   return "?";
 }
@@ -60,6 +62,7 @@ struct activation_params {
   static activation_params tanh() { return make(activation_kind::tanh); }
   static activation_params elu(float alpha = 1.0f) { return make(activation_kind::elu, alpha); }
   static activation_params relu6() { return make(activation_kind::relu6); }
+  static activation_params swish() { return make(activation_kind::swish); }
   static activation_params make(activation_kind k, float alpha = std::numeric_limits<float>::quiet_NaN()) {
     activation_params a;
     a.kind = k;
@@ -71,7 +74,8 @@ struct activation_params {
   std::string check() const {
     switch (kind) {
       case activation_kind::relu: case activation_kind::leaky_relu: case activation_kind::sigmoid:
-      case activation_kind::tanh: case activation_kind::elu: case activation_kind::relu6: break;
+      case activation_kind::tanh: case activation_kind::elu: case activation_kind::relu6:
+      case activation_kind::swish: break;
       default: return "kind: unknown activation kind " + std::to_string(int(kind));
     }
     if (alpha == alpha && !std::isfinite(alpha)) return "alpha: must be finite (or NaN for the kind's default)";
@@ -90,6 +94,7 @@ struct activation_params {
       case activation_kind::tanh: return compat::tanh(x);
       case activation_kind::elu: return x > T(0) ? x : T(effective_alpha()) * (compat::exp(x) - T(1));
       case activation_kind::relu6: return x > T(0) ? (x < T(6) ? x : T(6)) : T(0);
+      case activation_kind::swish: return x / (T(1) + compat::exp(-x));
     }
     return x;
   }
@@ -102,6 +107,7 @@ struct activation_params {
       case activation_kind::tanh: return 1;
       case activation_kind::elu: return 4;
       case activation_kind::relu6: return 2;
+      case activation_kind::swish: return 4;
     }
     return 1;
   }
@@ -152,6 +158,7 @@ struct activation_flat_functor {
       else if constexpr (Kind == activation_kind::sigmoid) r = vmath::sigmoid(v);
       else if constexpr (Kind == activation_kind::tanh) r = vmath::tanh(v);
       else if constexpr (Kind == activation_kind::elu) r = v > 0.0f ? v : alpha * (vmath::exp(v) - 1.0f);
+      else if constexpr (Kind == activation_kind::swish) r = v * vmath::sigmoid(v);
       else r = v > 0.0f ? (v < 6.0f ? v : 6.0f) : 0.0f;
       y[i] = r;
     }
@@ -199,6 +206,7 @@ struct activation_flat {
       case activation_kind::tanh: detail::activation_flat_launch<activation_kind::tanh>(exec, x, y, n, r); break;
       case activation_kind::elu: detail::activation_flat_launch<activation_kind::elu>(exec, x, y, n, r); break;
       case activation_kind::relu6: detail::activation_flat_launch<activation_kind::relu6>(exec, x, y, n, r); break;
+      case activation_kind::swish: detail::activation_flat_launch<activation_kind::swish>(exec, x, y, n, r); break;
     }
   }
 };

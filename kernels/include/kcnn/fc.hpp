@@ -48,6 +48,11 @@ struct fc_params : conv2d_params {
     if (stride != 1) return "stride: must be 1, got " + std::to_string(stride);
     if (pad != 0) return "pad: must be 0, got " + std::to_string(pad);
     if (groups != 1) return "groups: must be 1, got " + std::to_string(groups);
+    if (row_stride() != 1) return "stride_h: must be 1, got " + std::to_string(row_stride());
+    if (col_stride() != 1) return "stride_w: must be 1, got " + std::to_string(col_stride());
+    if (pad_top() != 0 || pad_bottom() != 0) return "pad_h: must be 0 at both ends, got " + std::to_string(pad_top()) + " and " + std::to_string(pad_bottom());
+    if (pad_left() != 0 || pad_right() != 0) return "pad_w: must be 0 at both ends, got " + std::to_string(pad_left()) + " and " + std::to_string(pad_right());
+    if (dilated()) return "dilation_h: must be 1 (and dilation_w), got " + std::to_string(dilation_h) + " x " + std::to_string(dilation_w);
     return conv2d_params::check();
   }
 };
@@ -234,7 +239,7 @@ class fc_direct_vector_state {
       constexpr int W = conv_vector_lanes<Exec>, KV = conv_vector_vectors<Exec>, PX = conv_vector_pixels<Exec>;
       const int kblocks = (p_.k + W * KV - 1) / (W * KV), nblocks = (p_.n + PX - 1) / PX;
       using inner = conv_vector_nhwc_functor<W, KV, PX, Bias>;
-      const inner f{x, pack_.data(), zeros_.data(), bias, y, row(), kpad_, kblocks, false};
+      const inner f{x, pack_.data(), zeros_.data(), bias, y, row(), kpad_, kblocks, false, 0};
       launch_mdrange<2, Kokkos::Iterate::Right>("kcnn::fc_direct_vector", exec, {0, 0}, {kblocks, nblocks}, {1, nblocks},
                                                 KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
     } else {

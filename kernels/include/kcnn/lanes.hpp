@@ -28,6 +28,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace kcnn {
 
@@ -77,8 +78,9 @@ inline constexpr int lane_width = host_backend<Exec> ? 16 : 1;
 // register for W = 16 whatever the compiler's preferred vector width; an array of 16 floats
 // written as fixed-length loops was split into ymm halves by GCC 12's znver tuning and its
 // accumulators spilled); W = 1 (a GPU thread) is a plain float; anything else is an array.
-// Operations: float_lanes<W>{} (zeros), load_lanes / store_lanes (unaligned), madd_lanes
-// (acc += x * w, x broadcast), madd_each_lane, lane_get. They take and give vectors by reference,
+// Operations: float_lanes<W>{} (zeros), fill_lanes, load_lanes / store_lanes (unaligned),
+// madd_lanes (acc += x * w, x broadcast), madd_each_lane, max_each_lane, add_each_lane,
+// scale_lanes, lane_get. They take and give vectors by reference,
 // never by value: GCC notes (-Wpsabi) every function that passes or returns a 64-byte vector by
 // value in a build without AVX-512 (its ABI differs there), and a user's -Werror build at plain
 // -O2 must compile (tests/consumer builds direct_vector at -Wall -Wextra -Werror).
@@ -151,6 +153,66 @@ KOKKOS_FORCEINLINE_FUNCTION void madd_each_lane(float_lanes<W>& acc, const float
     acc = acc + a * w;
   }
 }
+// Every lane x.
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void fill_lanes(float_lanes<W>& v, float x) {
+  if constexpr (W == 1) v = x;
+  else if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>)
+    for (int l = 0; l < W; ++l) v.v[l] = x;
+  else
+    v = float_lanes<W>{} + x;
+}
+// acc = max(acc, a) and acc += a, lane by lane; v *= x.
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void max_each_lane(float_lanes<W>& acc, const float_lanes<W>& a) {
+  if constexpr (W == 1) acc = a > acc ? a : acc;
+  else if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>)
+    for (int l = 0; l < W; ++l) acc.v[l] = a.v[l] > acc.v[l] ? a.v[l] : acc.v[l];
+  else
+    acc = a > acc ? a : acc;
+}
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void add_each_lane(float_lanes<W>& acc, const float_lanes<W>& a) {
+  if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>)
+    for (int l = 0; l < W; ++l) acc.v[l] += a.v[l];
+  else
+    acc = acc + a;
+}
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void scale_lanes(float_lanes<W>& v, float x) {
+  if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>)
+    for (int l = 0; l < W; ++l) v.v[l] *= x;
+  else
+    v = v * x;
+}
+// out lane l = in lane (l - l mod G + C): lane C of each group of G lanes, spread over the group
+// (a grouped convolution whose lanes span several groups: each lane's input channel C of its own
+// group). One permute where the compiler has __builtin_shufflevector (GCC >= 12, Clang).
+namespace detail {
+#if defined(KCNN_VECTOR_EXTENSIONS) && (defined(__clang__) || __GNUC__ >= 12)
+template <int G, int C, class V, std::size_t... L>
+KOKKOS_FORCEINLINE_FUNCTION void spread_in_groups_impl(V& out, const V& in, std::index_sequence<L...>) {
+  out = __builtin_shufflevector(in, in, int(L - L % G + C)...);
+}
+#define KCNN_HAVE_SHUFFLEVECTOR 1
+#endif
+}  // namespace detail
+template <int W, int G, int C>
+KOKKOS_FORCEINLINE_FUNCTION void spread_in_groups(float_lanes<W>& out, const float_lanes<W>& in) {
+  static_assert(W % G == 0 && C < G, "spread_in_groups: G must divide W, C < G");
+#ifdef KCNN_HAVE_SHUFFLEVECTOR
+  if constexpr (W > 1 && !std::is_same_v<float_lanes<W>, detail::float_array<W>>) {
+    detail::spread_in_groups_impl<G, C>(out, in, std::make_index_sequence<W>{});
+    return;
+  }
+#endif
+  if constexpr (W == 1) out = in;
+  else if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>)
+    for (int l = 0; l < W; ++l) out.v[l] = in.v[l - l % G + C];
+  else
+    for (int l = 0; l < W; ++l) out[l] = in[l - l % G + C];
+}
+
 template <int W>
 KOKKOS_FORCEINLINE_FUNCTION float lane_get(const float_lanes<W>& v, int l) {
   if constexpr (W == 1) return (void)l, v;

@@ -29,6 +29,13 @@ inline std::string padded_extent_error(int h, int w, int pad, int stride) {
              ") plus a stride exceeds 2^31 - 1";
   return {};
 }
+// One axis with its own begin and end pads; `axis` ("h" or "w") names the field (pad_h, pad_w).
+inline std::string padded_extent_error(int extent, int pad_begin, int pad_end, int stride, const char* axis) {
+  if (double(extent) + double(pad_begin) + double(pad_end) + double(stride) > 2147483647.0)
+    return std::string("pad_") + axis + ": the padded input (" + std::to_string(extent) + " + " +
+           std::to_string(pad_begin) + " + " + std::to_string(pad_end) + ") plus a stride exceeds 2^31 - 1";
+  return {};
+}
 
 // Logical extents of a 4-D tensor.
 struct dims4 {

@@ -1,15 +1,17 @@
 #pragma once
-// Max and average pooling with Caffe's semantics (window r x s, stride, symmetric padding).
+// Max and average pooling with Caffe's semantics (window r x s, stride, zero padding; per-axis
+// stride and begin / end pads as in conv2d_params).
 //
-// Output size: floor mode (h + 2 pad - r) / stride + 1 (torchvision); ceil mode rounds up
-// (Caffe), then drops the last window when it would start past the input and its left padding,
-// as PyTorch does, for every pad (pad 0 included):
-//   if ceil_mode and (out - 1) * stride >= h + pad, out -= 1.
-// With pad < r (checked) every window then holds at least one input element, so no output is
+// Output size, per axis (h shown: stride_h, begin pad pad_h, end pad pad_h_end): floor mode
+// (h + pad_h + pad_h_end - r) / stride_h + 1 (torchvision); ceil mode rounds up (Caffe), then
+// drops the last window when it would start past the input and its begin padding, as PyTorch
+// does, for every pad (pad 0 included):
+//   if ceil_mode and (out - 1) * stride_h >= h + pad_h, out -= 1.
+// With every pad < the window (checked) every window then holds at least one input element, so no output is
 // ever -FLT_MAX (max) or NaN (average) for a shape check() accepts.
 // Max: over the window's elements inside the input. Average: the sum over the inside
 // elements divided by the window area clipped to the padded input (Caffe's pool_size), which
-// counts padding but not the part of a ceil-mode window beyond it.
+// counts padding (begin and end) but not the part of a ceil-mode window beyond it.
 //
 // Entry point: kcnn::pool(exec, in, out, params, variant = variant::pool_naive{}).
 #include <kcnn/api.hpp>
@@ -29,15 +31,31 @@ namespace kcnn {
 enum class pool_kind { max, avg };
 
 struct pool_params {
+  static constexpr int inherit = -1;  // a per-axis geometry field that takes the symmetric value
+
   int n = 0, c = 0, h = 0, w = 0;
   int r = 0, s = 0, stride = 1, pad = 0;
   bool ceil_mode = false;
   pool_kind kind = pool_kind::max;
+  // Per-axis refinements, as in conv2d_params: stride_h / stride_w take `stride`, pad_h / pad_w
+  // (before the first row / column) take `pad`, pad_h_end / pad_w_end (after the last) take
+  // pad_h / pad_w. TensorFlow's "SAME" 3 x 3 / 2 pooling of an even input is {pad = 0,
+  // pad_h_end = 1, pad_w_end = 1}.
+  int stride_h = inherit, stride_w = inherit;
+  int pad_h = inherit, pad_w = inherit, pad_h_end = inherit, pad_w_end = inherit;
 
-  KOKKOS_INLINE_FUNCTION int out_size(int in, int window) const {
-    const int span = in + 2 * pad - window;
-    int o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-    if (ceil_mode && (o - 1) * stride >= in + pad) --o;
+  KOKKOS_INLINE_FUNCTION int row_stride() const { return stride_h == inherit ? stride : stride_h; }
+  KOKKOS_INLINE_FUNCTION int col_stride() const { return stride_w == inherit ? stride : stride_w; }
+  KOKKOS_INLINE_FUNCTION int pad_top() const { return pad_h == inherit ? pad : pad_h; }
+  KOKKOS_INLINE_FUNCTION int pad_left() const { return pad_w == inherit ? pad : pad_w; }
+  KOKKOS_INLINE_FUNCTION int pad_bottom() const { return pad_h_end == inherit ? pad_top() : pad_h_end; }
+  KOKKOS_INLINE_FUNCTION int pad_right() const { return pad_w_end == inherit ? pad_left() : pad_w_end; }
+
+  // One axis: `in` elements, padded by `pad_begin` and `pad_end`.
+  KOKKOS_INLINE_FUNCTION int out_size(int in, int window, int step, int pad_begin, int pad_end) const {
+    const int span = in + pad_begin + pad_end - window;
+    int o = (ceil_mode ? (span + step - 1) / step : span / step) + 1;
+    if (ceil_mode && (o - 1) * step >= in + pad_begin) --o;
     return o;
   }
 
@@ -55,26 +73,70 @@ struct pool_params {
     p.r = r; p.s = s; p.stride = stride; p.pad = pad; p.ceil_mode = ceil_mode; p.kind = kind;
     return p;
   }
-  bool operator==(const pool_params& o) const {
-    return n == o.n && c == o.c && h == o.h && w == o.w && r == o.r && s == o.s && stride == o.stride &&
-           pad == o.pad && ceil_mode == o.ceil_mode && kind == o.kind;
+  // The same layer with per-axis stride and begin and end pads given explicitly.
+  pool_params with_geometry(int stride_h_, int stride_w_, int pad_h_, int pad_w_, int pad_h_end_, int pad_w_end_) const {
+    pool_params p = *this;
+    p.stride_h = stride_h_; p.stride_w = stride_w_;
+    p.pad_h = pad_h_; p.pad_w = pad_w_; p.pad_h_end = pad_h_end_; p.pad_w_end = pad_w_end_;
+    return p;
   }
-  KOKKOS_INLINE_FUNCTION int p() const { return out_size(h, r); }
-  KOKKOS_INLINE_FUNCTION int q() const { return out_size(w, s); }
+  // Equal when the layers compute the same thing (the effective geometry is compared).
+  bool operator==(const pool_params& o) const {
+    return n == o.n && c == o.c && h == o.h && w == o.w && r == o.r && s == o.s && ceil_mode == o.ceil_mode &&
+           kind == o.kind && row_stride() == o.row_stride() && col_stride() == o.col_stride() &&
+           pad_top() == o.pad_top() && pad_left() == o.pad_left() && pad_bottom() == o.pad_bottom() &&
+           pad_right() == o.pad_right();
+  }
+  bool operator!=(const pool_params& o) const { return !(*this == o); }
+  // Square stride and symmetric pad.
+  bool symmetric() const {
+    return row_stride() == col_stride() && pad_top() == pad_left() && pad_bottom() == pad_top() &&
+           pad_right() == pad_left();
+  }
+  KOKKOS_INLINE_FUNCTION int p() const { return out_size(h, r, row_stride(), pad_top(), pad_bottom()); }
+  KOKKOS_INLINE_FUNCTION int q() const { return out_size(w, s, col_stride(), pad_left(), pad_right()); }
   dims4 input_dims() const { return {n, c, h, w}; }
   dims4 output_dims() const { return {n, c, p(), q()}; }
 
+  // Empty when valid, otherwise the first problem found, naming the field. Every pad must be
+  // smaller than the window along its axis (no window of padding only).
   std::string check() const {
     const struct { const char* name; int v; } positive[] = {
         {"n", n}, {"c", c}, {"h", h}, {"w", w}, {"r", r}, {"s", s}, {"stride", stride}};
     for (const auto& f : positive)
       if (f.v <= 0) return std::string(f.name) + ": must be > 0, got " + std::to_string(f.v);
     if (kind != pool_kind::max && kind != pool_kind::avg) return "kind: not max or avg: " + std::to_string(int(kind));
+    const struct { const char* name; int v; } per_axis_stride[] = {{"stride_h", stride_h}, {"stride_w", stride_w}};
+    for (const auto& f : per_axis_stride)
+      if (f.v != inherit && f.v <= 0)
+        return std::string(f.name) + ": must be > 0 (or kcnn::pool_params::inherit), got " + std::to_string(f.v);
     if (pad < 0) return "pad: must be >= 0, got " + std::to_string(pad);
-    if (pad >= r || pad >= s) return "pad: must be smaller than the window, got " + std::to_string(pad);
-    if (const std::string e = padded_extent_error(h, w, pad, stride); !e.empty()) return e;
-    if (r > h + 2 * pad) return "r: window height " + std::to_string(r) + " exceeds padded input height " + std::to_string(h + 2 * pad);
-    if (s > w + 2 * pad) return "s: window width " + std::to_string(s) + " exceeds padded input width " + std::to_string(w + 2 * pad);
+    const struct { const char* name; int v; } pads[] = {
+        {"pad_h", pad_h}, {"pad_w", pad_w}, {"pad_h_end", pad_h_end}, {"pad_w_end", pad_w_end}};
+    for (const auto& f : pads)
+      if (f.v != inherit && f.v < 0)
+        return std::string(f.name) + ": must be >= 0 (or kcnn::pool_params::inherit), got " + std::to_string(f.v);
+    if (pad_h == inherit && pad_w == inherit && pad_h_end == inherit && pad_w_end == inherit && (pad >= r || pad >= s))
+      return "pad: must be smaller than the window, got " + std::to_string(pad);
+    const struct { const char* name; int v; int window; } effective[] = {
+        {"pad_h", pad_top(), r}, {"pad_w", pad_left(), s}, {"pad_h_end", pad_bottom(), r}, {"pad_w_end", pad_right(), s}};
+    for (const auto& f : effective)
+      if (f.v >= f.window)
+        return std::string(f.name) + ": must be smaller than the window (" + std::to_string(f.window) + "), got " +
+               std::to_string(f.v);
+    // Named "pad" when only the symmetric fields are set, else per axis.
+    const bool per_axis = stride_h != inherit || stride_w != inherit || pad_h != inherit || pad_w != inherit ||
+                          pad_h_end != inherit || pad_w_end != inherit;
+    if (const std::string e = per_axis ? padded_extent_error(h, pad_top(), pad_bottom(), row_stride(), "h")
+                                       : padded_extent_error(h, w, pad, stride);
+        !e.empty())
+      return e;
+    if (const std::string e = per_axis ? padded_extent_error(w, pad_left(), pad_right(), col_stride(), "w") : "";
+        !e.empty())
+      return e;
+    const int padded_h = h + pad_top() + pad_bottom(), padded_w = w + pad_left() + pad_right();
+    if (r > padded_h) return "r: window height " + std::to_string(r) + " exceeds padded input height " + std::to_string(padded_h);
+    if (s > padded_w) return "s: window width " + std::to_string(s) + " exceeds padded input width " + std::to_string(padded_w);
     if (p() <= 0 || q() <= 0) return "r: output size must be > 0";
     return {};
   }
@@ -95,9 +157,9 @@ namespace detail {
 // window arithmetic lives; every pooling kernel calls it.
 struct pool_span {
   int lo, hi, padded;
-  KOKKOS_INLINE_FUNCTION pool_span(int o, int extent, int window, int stride, int pad) {
+  KOKKOS_INLINE_FUNCTION pool_span(int o, int extent, int window, int stride, int pad, int pad_end) {
     const int start = o * stride - pad;
-    const int end_pad = (start + window < extent + pad) ? start + window : extent + pad;
+    const int end_pad = (start + window < extent + pad_end) ? start + window : extent + pad_end;
     padded = end_pad - start;
     lo = start > 0 ? start : 0;
     hi = end_pad < extent ? end_pad : extent;
@@ -108,7 +170,8 @@ struct pool_span {
 // kernel's edges. `at(ih, iw)` reads the input of this (n, c) plane.
 template <class At>
 KOKKOS_INLINE_FUNCTION float pool_window(const pool_params& p, int oh, int ow, const At& at) {
-  const pool_span sh(oh, p.h, p.r, p.stride, p.pad), sw(ow, p.w, p.s, p.stride, p.pad);
+  const pool_span sh(oh, p.h, p.r, p.row_stride(), p.pad_top(), p.pad_bottom());
+  const pool_span sw(ow, p.w, p.s, p.col_stride(), p.pad_left(), p.pad_right());
   const int area = sh.padded * sw.padded;
   const int h0 = sh.lo, h1 = sh.hi, w0 = sw.lo, w1 = sw.hi;
   if (p.kind == pool_kind::max) {
@@ -155,13 +218,13 @@ struct pool_regtile_functor {
     float acc[RH][RW];
     int h0[RH], h1[RH], w0[RW], w1[RW], area_h[RH], area_w[RW];
     for (int a = 0; a < RH; ++a) {
-      const pool_span sh(oh0 + a, p.h, p.r, p.stride, p.pad);
+      const pool_span sh(oh0 + a, p.h, p.r, p.row_stride(), p.pad_top(), p.pad_bottom());
       area_h[a] = sh.padded;
       h0[a] = sh.lo;
       h1[a] = sh.hi;
     }
     for (int b = 0; b < RW; ++b) {
-      const pool_span sw(ow0 + b, p.w, p.s, p.stride, p.pad);
+      const pool_span sw(ow0 + b, p.w, p.s, p.col_stride(), p.pad_left(), p.pad_right());
       area_w[b] = sw.padded;
       w0[b] = sw.lo;
       w1[b] = sw.hi;
@@ -208,7 +271,7 @@ struct pool_tiled_functor {
     int tn, tc, th, tw;
     tiles.logical_coords(std::size_t(m.league_rank()), tn, tc, th, tw);
     const int n0 = tn * tile.n, c0 = tc * tile.c, oh0 = th * tile.h, ow0 = tw * tile.w;
-    const int ih0 = oh0 * p.stride - p.pad, iw0 = ow0 * p.stride - p.pad;
+    const int ih0 = oh0 * p.row_stride() - p.pad_top(), iw0 = ow0 * p.col_stride() - p.pad_left();
     const auto s_in = team_scratch<scratch>(m, in_tile.size());
     team_rows(m, int(in_tile.size()), [&](const int i) {
       int a, b, y, x;
@@ -251,13 +314,14 @@ struct pool_vector_body {
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
     constexpr axis run = run_axis<typename Out::layout_tag>;
     constexpr int W = lane_width<Exec>;
-    const pool_span sh(x.h, p.h, p.r, p.stride, p.pad);
+    const pool_span sh(x.h, p.h, p.r, p.row_stride(), p.pad_top(), p.pad_bottom());
     const int h0 = sh.lo, h1 = sh.hi;
+    const int stride = p.col_stride(), pad = p.pad_left();  // along w
     if constexpr (run == axis::w) {
       const int Q = p.q();
-      int q_hi = (p.w + p.pad - p.s) / p.stride + 1;  // last window inside: ow * stride - pad + s <= w
+      int q_hi = (p.w + pad - p.s) / stride + 1;  // last window inside: ow * stride - pad + s <= w
       q_hi = q_hi < Q ? q_hi : Q;
-      int q_lo = (p.pad + p.stride - 1) / p.stride;  // first window inside: ow * stride >= pad
+      int q_lo = (pad + stride - 1) / stride;  // first window inside: ow * stride >= pad
       q_lo = q_lo < q_hi ? q_lo : q_hi;
       const auto edge = [&](const int ow) {
         out(x.n, x.c, x.h, ow) = pool_window(p, x.h, ow, [&](int ih, int iw) { return float(in(x.n, x.c, ih, iw)); });
@@ -265,7 +329,7 @@ struct pool_vector_body {
       vector_lanes(m, 0, q_lo, edge);
       vector_lanes(m, q_hi, Q, edge);
       const float inv_area = 1.0f / float(sh.padded * p.s);  // inside along w: s columns
-      const int s = p.s, stride = p.stride, pad = p.pad;
+      const int s = p.s;
       for_lanes<W, true>(m, q_lo, q_hi, [&](const int q0, auto width) {
         constexpr int B = decltype(width)::value;
         float acc[B];
@@ -279,7 +343,7 @@ struct pool_vector_body {
         for (int l = 0; l < B; ++l) dst[l] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
       });
     } else {
-      const pool_span sw(x.w, p.w, p.s, p.stride, p.pad);
+      const pool_span sw(x.w, p.w, p.s, stride, pad, p.pad_right());
       const int w0 = sw.lo, w1 = sw.hi;
       const float inv_area = 1.0f / float(sh.padded * sw.padded);
       if constexpr (W > 1 && std::is_reference_v<typename In::reference_type>) {
@@ -288,8 +352,8 @@ struct pool_vector_body {
         // the columns the output `ahead` pixels along w will add are asked for now.
         constexpr int ahead = 4;
         // Only for an output that exists: its window then lies in the padded input (no overflow).
-        const int a_lo = x.w + ahead < p.q() ? (x.w + ahead) * p.stride - p.pad + p.s - p.stride : p.w;
-        const int a_hi = a_lo < p.w ? a_lo + p.stride : p.w;
+        const int a_lo = x.w + ahead < p.q() ? (x.w + ahead) * stride - pad + p.s - stride : p.w;
+        const int a_hi = a_lo < p.w ? a_lo + stride : p.w;
         const int lo = a_lo > 0 ? a_lo : 0, hi = a_hi < p.w ? a_hi : p.w;
         if (lo < hi)
           for (int ih = h0; ih < h1; ++ih)
@@ -297,9 +361,35 @@ struct pool_vector_body {
       }
       for_lanes<W, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
         constexpr int B = decltype(width)::value;
+        const coords4 y = x.with<run>(i);
+        if constexpr (B == W && W > 1 && std::is_reference_v<typename In::reference_type> &&
+                      std::is_reference_v<typename Out::reference_type>) {
+          // A whole vector of lanes: registers (kcnn/lanes.hpp), one partial result per window row
+          // (independent chains: a single accumulator serialised the 9 adds of a 3 x 3 window on
+          // the add latency). The array form below left the average's accumulators on the stack
+          // and rebuilt each vector from 16 scalars.
+          constexpr int parts = 4;
+          float_lanes<W> acc[parts];
+          for (int j = 0; j < parts; ++j) fill_lanes<W>(acc[j], init);
+          for (int ih = h0; ih < h1; ++ih) {
+            float_lanes<W>& a = acc[(ih - h0) % parts];
+            for (int iw = w0; iw < w1; ++iw) {
+              float_lanes<W> v;
+              load_lanes<W>(v, &in(y.n, y.c, ih, iw));
+              if constexpr (Kind == pool_kind::max) max_each_lane<W>(a, v);
+              else add_each_lane<W>(a, v);
+            }
+          }
+          for (int j = 1; j < parts; ++j) {
+            if constexpr (Kind == pool_kind::max) max_each_lane<W>(acc[0], acc[j]);
+            else add_each_lane<W>(acc[0], acc[j]);
+          }
+          if constexpr (Kind == pool_kind::avg) scale_lanes<W>(acc[0], inv_area);
+          store_lanes<W>(&out(y.n, y.c, y.h, y.w), acc[0]);
+          return;
+        }
         float acc[B];
         for (int l = 0; l < B; ++l) acc[l] = init;
-        const coords4 y = x.with<run>(i);
         for (int ih = h0; ih < h1; ++ih)
           for (int iw = w0; iw < w1; ++iw) {
             const auto src = lane_ptr<run>(in, coords4{y.n, y.c, ih, iw});
@@ -390,7 +480,7 @@ dims4 pool_tile(const pool_params& p, std::size_t scratch_bytes) {
   else t = {32, 2, 2, 4};
   t = {std::min(t.n, p.n), std::min(t.c, p.c), std::min(t.h, p.p()), std::min(t.w, p.q())};
   auto in_tile = [&](const dims4& o) {
-    return dims4{o.n, o.c, (o.h - 1) * p.stride + p.r, (o.w - 1) * p.stride + p.s};
+    return dims4{o.n, o.c, (o.h - 1) * p.row_stride() + p.r, (o.w - 1) * p.col_stride() + p.s};
   };
   while (in_tile(t).size() * sizeof(float) + 128 > scratch_bytes) {
     if (t.w > 1) t.w = (t.w + 1) / 2;
@@ -409,7 +499,7 @@ void variant::pool_tiled::run(const Exec& exec, const In& in, const Out& out, co
   using functor = detail::pool_tiled_functor<Exec, In, Out>;
   const dims4 t = pool_tile<typename In::layout_tag>(p, scratch_limit<Exec>(0));
   if (t.size() == 0) detail::fail("pool", "pool_tiled: the window does not fit in team scratch");
-  const dims4 it{t.n, t.c, (t.h - 1) * p.stride + p.r, (t.w - 1) * p.stride + p.s};
+  const dims4 it{t.n, t.c, (t.h - 1) * p.row_stride() + p.r, (t.w - 1) * p.col_stride() + p.s};
   const dims4 tiles{(p.n + t.n - 1) / t.n, (p.c + t.c - 1) / t.c, (p.p() + t.h - 1) / t.h,
                     (p.q() + t.w - 1) / t.w};
   functor f{in, out, p, t, it, tiles};

@@ -25,7 +25,7 @@ struct conv_traffic {
   double l1_requested = 0;  // bytes the tiles request, times the layout's sector inefficiency
   double l2_reads = 0;      // input re-read by every filter tile (with its halo), filters by every position tile
   double dram = 0;          // predicted DRAM bytes
-  double halo = 1;          // input rows read per output row covered: ((r - 1) U + R) / (r U)
+  double halo = 1;          // input rows read per output row covered: ((r - 1) U + R) / (r U), U the row stride
   double spill = 0;         // share of the L2 re-reads that miss to DRAM (0: operands fit in L2)
 };
 
@@ -35,7 +35,7 @@ inline double conv_sector_factor(const char* layout, const conv2d_params& p) {
   const std::string l = layout;
   if (l == "nhwc") return p.c_per_group() >= 8 ? 1.0 : 8.0 / p.c_per_group();
   if (l == "chwn") return p.n >= 8 ? 1.0 : 8.0 / p.n;
-  return double(p.stride);
+  return double(p.col_stride());
 }
 
 // extra_dram: bytes a variant moves beyond the model's operands (e.g. an im2col workspace
@@ -53,9 +53,9 @@ inline conv_traffic conv2d_traffic(const conv2d_params& p, conv_tile t, double l
   r.compulsory = p.min_bytes(std::size_t(elem_bytes));
   r.l1_requested = elem_bytes * G * (gn * M * R + gm * Kg * R) * sector_factor;
   // A tile of bm positions spans rows = ceil(bm / Q) output rows, which need (rows - 1) U + R
-  // input rows: the halo factor on the input it reads.
+  // input rows (R the dilated window's height): the halo factor on the input it reads.
   const double rows = std::ceil(bm / double(Q));
-  r.halo = ((rows - 1) * p.stride + p.r) / (rows * p.stride);
+  r.halo = ((rows - 1) * p.row_stride() + p.window_h()) / (rows * p.row_stride());
   r.l2_reads = gn * in_b * r.halo + gm * wt_b;
   // Compulsory when input and filters stay in L2; otherwise the share that does not fit is
   // re-fetched by every tile that reads it.

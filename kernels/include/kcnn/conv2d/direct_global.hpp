@@ -24,14 +24,14 @@ namespace detail {
 template <class Layout, class F>
 KOKKOS_FORCEINLINE_FUNCTION void conv2d_for_each_tap(const conv2d_params& p, int oh, int ow,
                                                      const F& f) {
-  const int cpg = p.c_per_group();
-  const int ih0 = oh * p.stride - p.pad, iw0 = ow * p.stride - p.pad;
+  const int cpg = p.c_per_group(), dh = p.dilation_h, dw = p.dilation_w;
+  const int ih0 = oh * p.row_stride() - p.pad_top(), iw0 = ow * p.col_stride() - p.pad_left();
   if constexpr (std::is_same_v<Layout, layout::nhwc>) {
     for (int r = 0; r < p.r; ++r) {
-      const int ih = ih0 + r;
+      const int ih = ih0 + r * dh;
       if (ih < 0 || ih >= p.h) continue;
       for (int s = 0; s < p.s; ++s) {
-        const int iw = iw0 + s;
+        const int iw = iw0 + s * dw;
         if (iw < 0 || iw >= p.w) continue;
         for (int c = 0; c < cpg; ++c) f(c, r, s, ih, iw);
       }
@@ -39,10 +39,10 @@ KOKKOS_FORCEINLINE_FUNCTION void conv2d_for_each_tap(const conv2d_params& p, int
   } else {
     for (int c = 0; c < cpg; ++c)
       for (int r = 0; r < p.r; ++r) {
-        const int ih = ih0 + r;
+        const int ih = ih0 + r * dh;
         if (ih < 0 || ih >= p.h) continue;
         for (int s = 0; s < p.s; ++s) {
-          const int iw = iw0 + s;
+          const int iw = iw0 + s * dw;
           if (iw < 0 || iw >= p.w) continue;
           f(c, r, s, ih, iw);
         }

@@ -54,8 +54,8 @@ conv2d_tile choose_conv2d_tile(const conv2d_params& p, std::size_t scratch_bytes
   t.r_s = p.r * p.s;
   const std::size_t budget = scratch_bytes / sizeof(float);
   while (true) {
-    t.ih = (t.th - 1) * p.stride + p.r;
-    t.iw = (t.tw - 1) * p.stride + p.s;
+    t.ih = (t.th - 1) * p.row_stride() + p.window_h();
+    t.iw = (t.tw - 1) * p.col_stride() + p.window_w();
     const std::size_t acc = std::size_t(t.nb) * t.kb * t.th * t.tw;
     const std::size_t per_c = std::size_t(t.nb) * t.ih * t.iw + std::size_t(t.kb) * t.r_s;
     if (acc < budget && (budget - acc) / per_c >= 1) {
@@ -99,7 +99,8 @@ struct conv2d_tiled_scratch_functor {
     const int k0 = g * kpg + (kblock % kblocks) * t.kb;
     const int k_end = (k0 + t.kb < (g + 1) * kpg) ? k0 + t.kb : (g + 1) * kpg;
     const int oh0 = tile_h * t.th, ow0 = tile_w * t.tw;
-    const int ih0 = oh0 * p.stride - p.pad, iw0 = ow0 * p.stride - p.pad;
+    const int ih0 = oh0 * p.row_stride() - p.pad_top(), iw0 = ow0 * p.col_stride() - p.pad_left();
+    const int sh = p.row_stride(), sw = p.col_stride(), dh = p.dilation_h, dw = p.dilation_w;
     const int P = p.p(), Q = p.q();
 
     const dims4 in_tile{t.nb, t.cc, t.ih, t.iw};
@@ -142,7 +143,7 @@ struct conv2d_tiled_scratch_functor {
         for (int cc = 0; cc < cc_n; ++cc)
           for (int r = 0; r < p.r; ++r)
             for (int s = 0; s < p.s; ++s)
-              acc += s_in(in_order::offset(in_tile, nb, cc, oy * p.stride + r, ox * p.stride + s)) *
+              acc += s_in(in_order::offset(in_tile, nb, cc, oy * sh + r * dh, ox * sw + s * dw)) *
                      s_wt(((cc * p.r + r) * p.s + s) * t.kb + kk);
         s_acc(i) += acc;
       });

@@ -15,7 +15,13 @@
 //     pixel too, and the weights [r][s][c] are KV vectors per tap.
 // On a host W = 16 (one AVX-512 register; float_lanes, a vector-extension type), KV = 2, PX = 8:
 // 16 accumulator registers, 10 loads per 16 FMAs (KV = 1 left the FMA chains short of the FMA
-// units: 147 against 183 GFLOP/s on VGG-16 conv3_1, Zen 5, one thread).
+// units: 147 against 183 GFLOP/s on VGG-16 conv3_1, Zen 5, one thread). Host special cases:
+//   * a dense layer's filter row whose taps all lie inside the input is one loop over its S x C
+//     contiguous (s, c) pairs (layers with 1 or 3 input channels);
+//   * depthwise tiles whose taps lie inside the input use one base pointer; stride-1 3- and
+//     5-wide rows load each input column once for all the taps that read it (sliding_row);
+//   * groups of 2 to 16 channels in and out (ResNeXt: 4) put several groups in one block of
+//     lanes (grouped_tile), each lane's input channel taken from its pixel's block by a permute.
 // On a GPU (conv_vector_gpu_functor) a thread is one lane of a warp: the warp's 32 lanes take 32
 // adjacent output channels (lane l holds channels l + 32 v, v < KV, so each of its KV weight
 // loads and output stores is one coalesced 128-byte request), and every lane holds the same PX = 8
@@ -62,7 +68,9 @@ inline constexpr int conv_vector_depthwise_pixels = host_backend<Exec> ? 4 : 4;
 inline constexpr int conv_vector_pad = 32;
 
 // The packed weights: general layers [g][k block][r][s][c in group][k in block] (blocks of
-// conv_vector_pad channels); depthwise [r][s][k padded]. Zero in the padding.
+// conv_vector_pad channels); depthwise [r][s][k padded]; grouped lanes (host: groups of G = c/g =
+// k/g channels, blocks spanning several groups) [k block][r][s][c in group][k in block]. Zero in
+// the padding.
 template <class Wt, class Pack>
 struct conv_vector_pack_functor {
   Wt wt;
@@ -70,7 +78,19 @@ struct conv_vector_pack_functor {
   conv2d_params p;
   int kpad;  // general: k per group padded; depthwise: k padded
   bool depthwise;
+  bool grouped_lanes = false;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    if (grouped_lanes) {
+      constexpr int P = conv_vector_pad;
+      const int cpg = p.c_per_group();
+      std::size_t j = i;
+      const int l = int(j % P); j /= P;
+      const int c = int(j % std::size_t(cpg)); j /= std::size_t(cpg);
+      const int s = int(j % std::size_t(p.s)); j /= std::size_t(p.s);
+      const int r = int(j % std::size_t(p.r)); j /= std::size_t(p.r);
+      pack(i) = float(wt(int(j) * P + l, c, r, s));
+      return;
+    }
     if (depthwise) {
       const int k = int(i % std::size_t(kpad));
       const std::size_t rs = i / std::size_t(kpad);
@@ -107,8 +127,13 @@ struct conv_vector_nhwc_functor {
   conv2d_params p;
   int kpad, kblocks;  // kblocks: blocks of B channels per group (general) or in all (depthwise)
   bool depthwise;
+  int group_lanes = 0;  // G > 0: grouped lanes, G = c/g = k/g channels per group, blocks over all k
 
   KOKKOS_INLINE_FUNCTION void operator()(const int n, const int oh, const int owb, const int kb) const {
+    if (group_lanes == 2) return grouped_tile<2>(n, oh, owb, kb);
+    if (group_lanes == 4) return grouped_tile<4>(n, oh, owb, kb);
+    if (group_lanes == 8) return grouped_tile<8>(n, oh, owb, kb);
+    if (group_lanes == 16) return grouped_tile<16>(n, oh, owb, kb);
     // A partial channel block (the last of a layer whose channels are not a multiple of B) has
     // its own copy of the tile: a branch on it inside the tap loop kept GCC from unrolling the
     // pixel loops, and the accumulators went to the stack.
@@ -116,6 +141,93 @@ struct conv_vector_nhwc_functor {
     const int kg0 = (depthwise ? kb : kb % kblocks) * B;
     if (kspan - kg0 >= B) tile<true>(n, oh, owb, kb);
     else tile<false>(n, oh, owb, kb);
+  }
+
+  // Grouped convolution with G = c/g = k/g channels per group (ResNeXt: 4), host only: the B
+  // lanes are B consecutive output channels of B / G groups, which read the same B consecutive
+  // input channels; for input channel c of a group, lane l takes input lane (l - l mod G + c)
+  // of its pixel's B channels (one permute, spread_in_groups), so no lane idles on another
+  // group's padding (the general tile gave each group a block of 32 lanes, G of them live).
+  // Weights [k block][r][s][c][B]. Blocks are whole (k is a multiple of B: checked at prepare).
+  template <int G>
+  KOKKOS_INLINE_FUNCTION void grouped_tile(const int n, const int oh, const int owb, const int kb) const {
+    using vec = float_lanes<W>;
+    const int k0 = kb * B;  // first output channel, and first input channel (c/g = k/g)
+    const int ow0 = owb * PX;
+    const int q = p.q();
+    const int npx = q - ow0 < PX ? q - ow0 : PX;
+    const int sh = p.row_stride(), sw = p.col_stride(), pt = p.pad_top(), pl = p.pad_left(), H = p.h, Wd = p.w, C = p.c;
+    vec acc[PX][KV];
+    for (int v = 0; v < KV; ++v) {
+      float b[W];
+      for (int l = 0; l < W; ++l) b[l] = float(bias(k0 + v * W + l));
+      vec bv;
+      load_lanes<W>(bv, b);
+      for (int i = 0; i < PX; ++i) acc[i][v] = bv;
+    }
+    const std::size_t image = std::size_t(n) * H * Wd * C;
+    constexpr int P = conv_vector_pad;
+    for (int r = 0; r < p.r; ++r) {
+      const int ih = oh * sh - pt + r * p.dilation_h;
+      if (ih < 0 || ih >= H) continue;
+      const float* const row = x + image + std::size_t(ih) * Wd * C + k0;
+      for (int s = 0; s < p.s; ++s) {
+        const float* px[PX];
+        for (int i = 0; i < PX; ++i) {
+          const int iw = (ow0 + i) * sw - pl + s * p.dilation_w;
+          px[i] = (i < npx && iw >= 0 && iw < Wd) ? row + std::size_t(iw) * C : zero;
+        }
+        const float* const wp = pack + ((std::size_t(k0 / P) * p.r + r) * p.s + s) * G * P + (k0 % P);
+        vec wv[G][KV];
+        for (int c = 0; c < G; ++c)
+          for (int v = 0; v < KV; ++v) load_lanes<W>(wv[c][v], wp + c * P + v * W);
+        for (int i = 0; i < PX; ++i)
+          for (int v = 0; v < KV; ++v) {
+            vec xv;
+            load_lanes<W>(xv, px[i] + v * W);
+            spread_taps<G>(acc[i][v], xv, wv, v, std::make_integer_sequence<int, G>{});
+          }
+      }
+    }
+    const int K = p.k;
+    for (int i = 0; i < npx; ++i) {
+      float* yv = y + ((std::size_t(n) * p.p() + oh) * q + (ow0 + i)) * K + k0;
+      for (int v = 0; v < KV; ++v) store_lanes<W>(yv + v * W, acc[i][v]);
+    }
+  }
+  template <int G, class Vec, int... Cs>
+  KOKKOS_FORCEINLINE_FUNCTION static void spread_taps(Vec& acc, const Vec& xv, const Vec (&wv)[G][KV], int v,
+                                                      std::integer_sequence<int, Cs...>) {
+    (
+        [&] {
+          Vec a;
+          spread_in_groups<W, G, Cs>(a, xv);
+          madd_each_lane<W>(acc, a, wv[Cs][v]);
+        }(),
+        ...);
+  }
+
+  // One filter row of a depthwise tile, stride SW: the row reads input columns col0 + j, j <
+  // (PX - 1) SW + S, of `row` (pixel i's tap s is column col0 + i SW + s); only j in [lo, hi) is
+  // inside the input and read, the others are zeros. wp: the row's packed weights ([s][k padded]).
+  template <int S, int SW, class Vec>
+  KOKKOS_FORCEINLINE_FUNCTION void sliding_row(Vec (&acc)[PX][KV], const float* row, int col0, const float* wp, int C,
+                                               int lo, int hi) const {
+    constexpr int J = (PX - 1) * SW + S;
+    const bool inside = lo <= 0 && hi >= J;
+    for (int v = 0; v < KV; ++v) {
+      Vec wv[S];
+      for (int s = 0; s < S; ++s) load_lanes<W>(wv[s], wp + std::size_t(s) * kpad + v * W);
+      Vec xs[J];
+      if (inside) {
+        for (int j = 0; j < J; ++j) load_lanes<W>(xs[j], row + std::ptrdiff_t(col0 + j) * C + v * W);
+      } else {
+        for (int j = 0; j < J; ++j)
+          load_lanes<W>(xs[j], j >= lo && j < hi ? row + std::ptrdiff_t(col0 + j) * C + v * W : zero);
+      }
+      for (int i = 0; i < PX; ++i)
+        for (int s = 0; s < S; ++s) madd_each_lane<W>(acc[i][v], xs[i * SW + s], wv[s]);
+    }
   }
 
   template <bool FullBlock>
@@ -130,7 +242,7 @@ struct conv_vector_nhwc_functor {
     const int ow0 = owb * PX;
     const int q = p.q();
     const int npx = q - ow0 < PX ? q - ow0 : PX;
-    const int stride = p.stride, pad = p.pad, H = p.h, Wd = p.w, C = p.c;
+    const int sh = p.row_stride(), sw = p.col_stride(), pt = p.pad_top(), pl = p.pad_left(), H = p.h, Wd = p.w, C = p.c;
 
     // Fixed trip counts everywhere (PX pixels, KV vectors; a pixel outside the input reads
     // zeros) so that the accumulators stay in registers.
@@ -145,17 +257,73 @@ struct conv_vector_nhwc_functor {
     const std::size_t image = std::size_t(n) * H * Wd * C;
     const int cbase = depthwise ? kg0 : g * cpg;  // the block's first input channel
     for (int r = 0; r < p.r; ++r) {
-      const int ih = oh * stride - pad + r;
+      const int ih = oh * sh - pt + r * p.dilation_h;
       if (ih < 0 || ih >= H) continue;
       const float* const row = x + image + std::size_t(ih) * Wd * C + cbase;
+      // Depthwise, stride 1 along w, undilated 3- or 5-wide rows: each of the PX + S - 1 input
+      // columns the row reads is loaded once and used by every tap that reads it (PX + S - 1
+      // loads per S x PX multiply-adds instead of S x PX); columns outside the input (padding,
+      // past a partial tile's end) are zeros, tested once per column rather than per tap. (Stride
+      // 2 the same way holds 2 PX + 1 columns: slower, 1.5-1.8x instead of 1.3-1.4x oneDNN on
+      // MobileNet's stride-2 layers, the registers spill; it takes the per-tap path below.)
+      if constexpr (FullBlock) {
+        if (depthwise && sw == 1 && p.dilation_w == 1 && (p.s == 3 || p.s == 5)) {
+          const int col0 = ow0 - pl;  // input column of pixel 0's first tap
+          const int lo = col0 < 0 ? -col0 : 0, hi = Wd - col0;  // columns j in [lo, hi) are inside
+          const float* const wp = pack + std::size_t(r) * p.s * kpad + kg0;
+          if (p.s == 3) sliding_row<3, 1>(acc, row, col0, wp, C, lo, hi);
+          else sliding_row<5, 1>(acc, row, col0, wp, C, lo, hi);
+          continue;
+        }
+      }
+      // Dense (one group), undilated, every pixel's whole filter row inside the input: a pixel's
+      // taps (s, c) of this row are one contiguous run of S x C floats, and so are their packed
+      // weights ([r][s][c][P]): one loop of S x C steps instead of S loops of C (a layer with 1
+      // or 3 input channels spent its time on the S loops' setup, not on its multiply-adds).
+      if (!depthwise && p.groups == 1 && p.dilation_w == 1) {
+        const int iw_first = ow0 * sw - pl;
+        if (npx == PX && iw_first >= 0 && iw_first + (PX - 1) * sw + p.s - 1 < Wd) {
+          constexpr int P = conv_vector_pad;
+          const float* wp = pack + ((kg0 / P) * std::size_t(p.r) + r) * p.s * std::size_t(C) * P + kg0 % P;
+          const float* b = row + std::size_t(iw_first) * C;
+          const std::ptrdiff_t sc = std::ptrdiff_t(sw) * C;
+          const int taps = p.s * C;
+          for (int t = 0; t < taps; ++t, wp += P, ++b) {
+            vec wv[KV];
+            for (int v = 0; v < KV; ++v) load_lanes<W>(wv[v], wp + v * W);
+            for (int i = 0; i < PX; ++i) {
+              const float xi = b[i * sc];
+              for (int v = 0; v < KV; ++v) madd_lanes<W>(acc[i][v], xi, wv[v]);
+            }
+          }
+          continue;
+        }
+      }
       for (int s = 0; s < p.s; ++s) {
         const float* px[PX];
         for (int i = 0; i < PX; ++i) {
-          const int iw = (ow0 + i) * stride - pad + s;
+          const int iw = (ow0 + i) * sw - pl + s * p.dilation_w;
           px[i] = (i < npx && iw >= 0 && iw < Wd) ? row + std::size_t(iw) * C : zero;
         }
         if (depthwise) {
           const float* const wp = pack + (std::size_t(r) * p.s + s) * kpad + kg0;
+          const int iw_first = ow0 * sw - pl + s * p.dilation_w;
+          if (FullBlock && npx == PX && iw_first >= 0 && iw_first + (PX - 1) * sw < Wd) {
+            // Every pixel inside the input: one base pointer and fixed offsets, no per-pixel
+            // select (the selects cost more than the PX x KV multiply-adds they feed).
+            const float* const b = row + std::size_t(iw_first) * C;
+            const std::ptrdiff_t sc = std::ptrdiff_t(sw) * C;
+            for (int v = 0; v < KV; ++v) {
+              vec wv;
+              load_lanes<W>(wv, wp + v * W);
+              for (int i = 0; i < PX; ++i) {
+                vec a;
+                load_lanes<W>(a, b + i * sc + v * W);
+                madd_each_lane<W>(acc[i][v], a, wv);
+              }
+            }
+            continue;
+          }
           for (int v = 0; v < KV; ++v) {
             vec wv;
             load_lanes<W>(wv, wp + v * W);
@@ -180,12 +348,12 @@ struct conv_vector_nhwc_functor {
         constexpr int P = conv_vector_pad;
         const float* wp = pack + (((std::size_t(g) * (kpad / P) + kg0 / P) * p.r + r) * p.s + s) * std::size_t(cpg) * P +
                           kg0 % P;
-        const int iw0 = ow0 * stride - pad + s;
-        if (npx == PX && iw0 >= 0 && iw0 + (PX - 1) * stride < Wd) {
+        const int iw0 = ow0 * sw - pl + s * p.dilation_w;
+        if (npx == PX && iw0 >= 0 && iw0 + (PX - 1) * sw < Wd) {
           // Every pixel inside the input: one pointer and fixed offsets (eight pointers
           // advanced together ran out of general registers and spilled).
           const float* b = row + std::size_t(iw0) * C;
-          const std::ptrdiff_t sc = std::ptrdiff_t(stride) * C;
+          const std::ptrdiff_t sc = std::ptrdiff_t(sw) * C;
           for (int c = 0; c < cpg; ++c, wp += P, ++b) {
             vec wv[KV];
             for (int v = 0; v < KV; ++v) load_lanes<W>(wv[v], wp + v * W);
@@ -308,8 +476,8 @@ struct conv_vector_gpu_functor {
       const int o = pb * PX + j;
       const int pq = o % (P * Q);
       img[j] = o < npix ? o / (P * Q) : -1;
-      ih0[j] = (pq / Q) * p.stride - p.pad;
-      iw0[j] = (pq % Q) * p.stride - p.pad;
+      ih0[j] = (pq / Q) * p.row_stride() - p.pad_top();
+      iw0[j] = (pq % Q) * p.col_stride() - p.pad_left();
     }
     float acc[PX][KV];
     for (int v = 0; v < KV; ++v) {
@@ -322,7 +490,7 @@ struct conv_vector_gpu_functor {
       for (int s = 0; s < S; ++s) {
         const float* px[PX];
         for (int j = 0; j < PX; ++j) {
-          const int ih = ih0[j] + r, iw = iw0[j] + s;
+          const int ih = ih0[j] + r * p.dilation_h, iw = iw0[j] + s * p.dilation_w;
           px[j] = (img[j] >= 0 && ih >= 0 && ih < H && iw >= 0 && iw < Wd)
                       ? x + (std::size_t(img[j] * H + ih) * Wd + iw) * C + cbase
                       : zero;
@@ -432,14 +600,22 @@ class conv2d_direct_vector_state {
   void prepare(const Exec& exec, const conv2d_params& p, const Wt& wt) {
     p_ = p;
     depthwise_ = p.c_per_group() == 1 && p.k_per_group() == 1;
+    // Host: groups of 2 to 16 channels in and out (ResNeXt's 32 groups of 4) take the grouped
+    // lanes (a block of lanes spans several groups) when the blocks are whole.
+    const int g = p.k_per_group();
+    group_lanes_ = host_backend<Exec> && !depthwise_ && p.groups > 1 && p.c_per_group() == g &&
+                           (g == 2 || g == 4 || g == 8 || g == 16) && p.k % conv_vector_pad == 0
+                       ? g
+                       : 0;
     const int span = depthwise_ ? p.k : p.k_per_group();
     kpad_ = (span + conv_vector_pad - 1) / conv_vector_pad * conv_vector_pad;
-    const std::size_t size = depthwise_ ? std::size_t(p.r) * p.s * kpad_
-                                        : std::size_t(p.groups) * p.r * p.s * p.c_per_group() * kpad_;
+    const std::size_t size = group_lanes_ ? std::size_t(p.k) * p.r * p.s * p.c_per_group()
+                             : depthwise_ ? std::size_t(p.r) * p.s * kpad_
+                                          : std::size_t(p.groups) * p.r * p.s * p.c_per_group() * kpad_;
     pack_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::conv2d_direct_vector.weights"), size);
     zeros_ = pack_view("kcnn::conv2d_direct_vector.zeros", std::size_t(p.c) + conv_vector_pad);
     launch_range("kcnn::conv2d_direct_vector_pack", exec, size,
-                         conv_vector_pack_functor<Wt, pack_view>{wt, pack_, p, kpad_, depthwise_});
+                 conv_vector_pack_functor<Wt, pack_view>{wt, pack_, p, kpad_, depthwise_, group_lanes_ > 0});
     if constexpr (!host_backend<Exec>) gpu_.prepare(p, kpad_, "kcnn::conv2d_direct_vector");
   }
   double workspace_bytes() const {
@@ -456,8 +632,16 @@ class conv2d_direct_vector_state {
       gpu_(exec, in.view().data(), pack_.data(), zeros_.data(), bias, out.view().data());
     } else {
       constexpr int dw_kv = conv_vector_depthwise_vectors<Exec>;
-      if (depthwise_ && p_.k % (dw_kv * conv_vector_lanes<Exec>) == 0)
+      if (group_lanes_ >= 8)  // 8 or 16 weight vectors per vector of lanes: one vector of 16 lanes
+        launch<1, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
+      else if (group_lanes_)
+        launch<2, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
+      else if (depthwise_ && p_.k % (dw_kv * conv_vector_lanes<Exec>) == 0)
         launch<dw_kv, conv_vector_depthwise_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
+      else if (depthwise_ && p_.k % (4 * conv_vector_lanes<Exec>) == 0)
+        launch<4, conv_vector_depthwise_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
+      else if (depthwise_ && p_.k % (2 * conv_vector_lanes<Exec>) == 0)
+        launch<2, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
       else if (depthwise_)
         launch<1, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
       else
@@ -469,9 +653,9 @@ class conv2d_direct_vector_state {
   template <int KV, int PX, class Bias>
   void launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
     constexpr int W = conv_vector_lanes<Exec>;
-    const int span = depthwise_ ? p_.k : p_.k_per_group();
+    const int span = depthwise_ || group_lanes_ ? p_.k : p_.k_per_group();
     const int kblocks = (span + W * KV - 1) / (W * KV);
-    const int kitems = depthwise_ ? kblocks : kblocks * p_.groups;
+    const int kitems = depthwise_ || group_lanes_ ? kblocks : kblocks * p_.groups;
     const int owblocks = (p_.q() + PX - 1) / PX;
     // Host: a tile is a block of PX pixels with all its channel blocks (a contiguous run of the
     // output), since Kokkos' OpenMP backend deals MDRange tiles round-robin (schedule(static,
@@ -483,16 +667,17 @@ class conv2d_direct_vector_state {
     const long pixel_blocks = long(p_.n) * p_.p() * owblocks;
     const long want = 4L * compat::concurrency(exec);
     while (ktile > 1 && pixel_blocks * ((kitems + ktile - 1) / ktile) < want) ktile = (ktile + 1) / 2;
+    const conv_vector_nhwc_functor<W, KV, PX, Bias> f{x, pack_.data(), zeros_.data(), bias, y, p_, kpad_,
+                                                      kblocks, depthwise_, group_lanes_};
     const std::array<long, 4> tile{1, 1, 1, ktile};
     launch_mdrange<4, Kokkos::Iterate::Right>("kcnn::conv2d_direct_vector", exec, {0, 0, 0, 0},
-                                              {p_.n, p_.p(), owblocks, kitems}, tile,
-                         conv_vector_nhwc_functor<W, KV, PX, Bias>{x, pack_.data(), zeros_.data(), bias, y, p_, kpad_,
-                                                                   kblocks, depthwise_});
+                                              {p_.n, p_.p(), owblocks, kitems}, tile, f);
   }
 
 
   conv2d_params p_;
   bool depthwise_ = false;
+  int group_lanes_ = 0;  // host: G channels per group in the grouped lanes, else 0
   int kpad_ = 0;
   pack_view pack_, zeros_;
   conv_vector_gpu_plan<Exec> gpu_;  // GPU builds

@@ -23,9 +23,6 @@ namespace kcnn {
 template <class Layout>
 std::string gemm_pointwise_unsupported(const conv2d_params& p) {
   if (!p.is_pointwise()) return "not a 1x1, stride-1, unpadded, ungrouped convolution";
-  if constexpr (std::is_same_v<Layout, layout::nchw>) {
-    if (p.n != 1) return "nchw interleaves images between channels: N > 1 is N separate GEMMs";
-  }
   if constexpr (Layout::runtime_strided) return "needs a compile-time layout";
   return {};
 }
@@ -44,8 +41,9 @@ struct broadcast_bias {
 }  // namespace detail
 
 namespace variant {
-// A 1x1, stride-1, unpadded, ungrouped conv2d as one KokkosBlas::gemm over the tensors' own
-// storage: in, wt and out in the same layout, nhwc or chwn (nchw: n = 1 only). Throws
+// A 1x1, stride-1, unpadded, ungrouped conv2d as KokkosBlas::gemm over the tensors' own
+// storage: in, wt and out in the same layout; one GEMM in nhwc and chwn, one per image in nchw
+// (there an image's channels are a matrix, the images interleave between them). Throws
 // std::invalid_argument for any other shape (gemm_pointwise_unsupported<Layout>(p) says why).
 struct gemm_pointwise {
   using op = ops::conv2d;
@@ -74,10 +72,12 @@ struct gemm_pointwise {
       compat::gemm(exec, "T", "N", 1.0f, w, a, 1.0f, c);
     } else {
       static_assert(std::is_same_v<L, layout::nchw>, "gemm_pointwise: nchw, nhwc or chwn");
-      cmat a(in.view().data(), p.c, hw);
       cmat w(wt.view().data(), p.k, p.c);
-      mat c(out.view().data(), p.k, hw);
-      compat::gemm(exec, "N", "N", 1.0f, w, a, 1.0f, c);
+      for (int n = 0; n < p.n; ++n) {  // out_n (k x hw) = w (k x c) x in_n (c x hw)
+        cmat a(in.view().data() + std::size_t(n) * p.c * hw, p.c, hw);
+        mat c(out.view().data() + std::size_t(n) * p.k * hw, p.k, hw);
+        compat::gemm(exec, "N", "N", 1.0f, w, a, 1.0f, c);
+      }
     }
   }
 };

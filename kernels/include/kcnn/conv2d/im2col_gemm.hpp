@@ -83,7 +83,8 @@ class conv2d_im2col_gemm {
       const int c = row / (p.r * p.s), r = (row / p.s) % p.r, s = row % p.s;
       const int P = p.p(), Q = p.q();
       const int n = column / (P * Q), oh = (column / Q) % P, ow = column % Q;
-      const int ih = oh * p.stride - p.pad + r, iw = ow * p.stride - p.pad + s;
+      const int ih = oh * p.row_stride() - p.pad_top() + r * p.dilation_h;
+      const int iw = ow * p.col_stride() - p.pad_left() + s * p.dilation_w;
       col(row, column) = (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w)
                              ? float(in(n, g * p.c_per_group() + c, ih, iw))
                              : 0.0f;

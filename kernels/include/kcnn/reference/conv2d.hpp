@@ -7,9 +7,9 @@
 // the group's filters), so that the inner loops run over contiguous memory and vectorise. It is
 // 10x faster, which matters because every benchmarked layer is validated, VGG-16 at batch 8
 // included; the tests hold the two to 1e-12 of each other on shapes covering stride, padding,
-// groups and fully connected windows. Only the summation order differs. It runs on the host
-// cores it may use (std::thread, one (group, image) pair at a time per thread; `threads` sets how many):
-// on a GPU machine the validation of large layers would otherwise eat the device's lease.
+// groups, dilation, per-axis strides, asymmetric pads and fully connected windows. Only the
+// summation order differs. It runs on the host cores it may use (std::thread, one (group,
+// image) pair at a time per thread; `threads` sets how many): on a GPU machine the validation of large layers would otherwise eat the device's lease.
 #include <kcnn/conv2d_params.hpp>
 
 #include <algorithm>
@@ -27,6 +27,7 @@ namespace kcnn::reference {
 template <class In, class Wt, class Bias>
 std::vector<double> conv2d_naive(const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias) {
   const int P = p.p(), Q = p.q(), cpg = p.c_per_group(), kpg = p.k_per_group();
+  const int sh = p.row_stride(), sw = p.col_stride(), pt = p.pad_top(), pl = p.pad_left();
   std::vector<double> out(std::size_t(p.n) * p.k * P * Q);
   std::size_t i = 0;
   for (int n = 0; n < p.n; ++n)
@@ -37,10 +38,10 @@ std::vector<double> conv2d_naive(const conv2d_params& p, const In& in, const Wt&
           double acc = double(bias(k));
           for (int c = 0; c < cpg; ++c)
             for (int r = 0; r < p.r; ++r) {
-              const int ih = oh * p.stride - p.pad + r;
+              const int ih = oh * sh - pt + r * p.dilation_h;
               if (ih < 0 || ih >= p.h) continue;
               for (int s = 0; s < p.s; ++s) {
-                const int iw = ow * p.stride - p.pad + s;
+                const int iw = ow * sw - pl + s * p.dilation_w;
                 if (iw < 0 || iw >= p.w) continue;
                 acc += double(in(n, g * cpg + c, ih, iw)) * double(wt(k, c, r, s));
               }
@@ -81,6 +82,7 @@ template <class In, class Wt, class Bias>
 std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias,
                            int threads = reference_threads()) {
   const int P = p.p(), Q = p.q(), cpg = p.c_per_group(), kpg = p.k_per_group();
+  const int sh = p.row_stride(), sw = p.col_stride(), pt = p.pad_top(), pl = p.pad_left();
   const std::size_t PQ = std::size_t(P) * Q, CRS = std::size_t(cpg) * p.r * p.s;
   std::vector<double> out(std::size_t(p.n) * p.k * PQ);
   // Few output positions (fully connected and late layers): dot products over crs, with the
@@ -108,9 +110,9 @@ std::vector<double> conv2d(const conv2d_params& p, const In& in, const Wt& wt, c
           for (int s = 0; s < p.s; ++s) {
             const std::size_t crs = (std::size_t(c) * p.r + r) * p.s + s;
             for (int oh = 0; oh < P; ++oh) {
-              const int ih = oh * p.stride - p.pad + r;
+              const int ih = oh * sh - pt + r * p.dilation_h;
               for (int ow = 0; ow < Q; ++ow) {
-                const int iw = ow * p.stride - p.pad + s;
+                const int iw = ow * sw - pl + s * p.dilation_w;
                 const double v = ih < 0 || ih >= p.h || iw < 0 || iw >= p.w
                                      ? 0.0 : double(in(n, g * cpg + c, ih, iw));
                 const std::size_t pq = std::size_t(oh) * Q + ow;

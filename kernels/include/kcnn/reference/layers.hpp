@@ -32,6 +32,7 @@ std::vector<double> activation(const activation_params& a, const dims4& d, const
       case activation_kind::tanh: return std::tanh(x);
       case activation_kind::elu: return x > 0 ? x : al * (std::exp(x) - 1.0);
       case activation_kind::relu6: return std::min(std::max(x, 0.0), 6.0);
+      case activation_kind::swish: return x / (1.0 + std::exp(-x));
     }
     return x;
   });

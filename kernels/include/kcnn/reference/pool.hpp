@@ -1,7 +1,7 @@
 #pragma once
 // Host reference pooling, written independently of the kernels from Caffe's definition
-// (pooling_layer.cpp): windows clipped to the padded input for the average's divisor, then to
-// the input for the elements visited.
+// (pooling_layer.cpp), with per-axis strides and begin / end pads: windows clipped to the padded
+// input for the average's divisor, then to the input for the elements visited.
 #include <kcnn/pool.hpp>
 
 #include <algorithm>
@@ -19,8 +19,8 @@ std::vector<double> pool(const pool_params& p, const In& in) {
     for (int c = 0; c < p.c; ++c)
       for (int ph = 0; ph < P; ++ph)
         for (int pw = 0; pw < Q; ++pw) {
-          int hstart = ph * p.stride - p.pad, wstart = pw * p.stride - p.pad;
-          int hend = std::min(hstart + p.r, p.h + p.pad), wend = std::min(wstart + p.s, p.w + p.pad);
+          int hstart = ph * p.row_stride() - p.pad_top(), wstart = pw * p.col_stride() - p.pad_left();
+          int hend = std::min(hstart + p.r, p.h + p.pad_bottom()), wend = std::min(wstart + p.s, p.w + p.pad_right());
           const int pool_size = (hend - hstart) * (wend - wstart);
           hstart = std::max(hstart, 0);
           wstart = std::max(wstart, 0);
