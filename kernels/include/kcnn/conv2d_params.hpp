@@ -90,24 +90,8 @@ struct conv2d_params {
         {"stride", stride}, {"groups", groups}, {"dilation_h", dilation_h}, {"dilation_w", dilation_w}};
     for (const auto& f : positive)
       if (f.v <= 0) return std::string(f.name) + ": must be > 0, got " + std::to_string(f.v);
-    const struct { const char* name; int v; } per_axis_stride[] = {{"stride_h", stride_h}, {"stride_w", stride_w}};
-    for (const auto& f : per_axis_stride)
-      if (f.v != inherit && f.v <= 0)
-        return std::string(f.name) + ": must be > 0 (or kcnn::conv2d_params::inherit), got " + std::to_string(f.v);
-    if (pad < 0) return "pad: must be >= 0, got " + std::to_string(pad);
-    const struct { const char* name; int v; } pads[] = {
-        {"pad_h", pad_h}, {"pad_w", pad_w}, {"pad_h_end", pad_h_end}, {"pad_w_end", pad_w_end}};
-    for (const auto& f : pads)
-      if (f.v != inherit && f.v < 0)
-        return std::string(f.name) + ": must be >= 0 (or kcnn::conv2d_params::inherit), got " + std::to_string(f.v);
-    // Named "pad" when only the symmetric fields are set, else per axis.
-    const bool per_axis = stride_h != inherit || stride_w != inherit || pad_h != inherit || pad_w != inherit ||
-                          pad_h_end != inherit || pad_w_end != inherit;
-    if (const std::string e = per_axis ? padded_extent_error(h, pad_top(), pad_bottom(), row_stride(), "h")
-                                       : padded_extent_error(h, w, pad, stride);
-        !e.empty())
-      return e;
-    if (const std::string e = per_axis ? padded_extent_error(w, pad_left(), pad_right(), col_stride(), "w") : "";
+    if (const std::string e = window_geometry_error(
+            {h, w, stride, pad, stride_h, stride_w, pad_h, pad_w, pad_h_end, pad_w_end}, "conv2d_params");
         !e.empty())
       return e;
     if (double(r - 1) * dilation_h + 1 > 2147483647.0) return "dilation_h: the dilated window exceeds 2^31 - 1";

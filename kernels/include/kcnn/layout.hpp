@@ -29,12 +29,38 @@ inline std::string padded_extent_error(int h, int w, int pad, int stride) {
              ") plus a stride exceeds 2^31 - 1";
   return {};
 }
+// The per-axis window geometry shared by conv2d_params and pool_params: the symmetric stride and
+// pad and their per-axis refinements (-1: inherit). Empty when the fields are valid and the padded
+// extents fit in int, else the first problem, naming the field (`owner` names the params type in
+// the message); the extents' field is "pad" when only the symmetric fields are set.
+struct window_geometry {
+  int h, w, stride, pad, stride_h, stride_w, pad_h, pad_w, pad_h_end, pad_w_end;
+};
 // One axis with its own begin and end pads; `axis` ("h" or "w") names the field (pad_h, pad_w).
 inline std::string padded_extent_error(int extent, int pad_begin, int pad_end, int stride, const char* axis) {
   if (double(extent) + double(pad_begin) + double(pad_end) + double(stride) > 2147483647.0)
     return std::string("pad_") + axis + ": the padded input (" + std::to_string(extent) + " + " +
            std::to_string(pad_begin) + " + " + std::to_string(pad_end) + ") plus a stride exceeds 2^31 - 1";
   return {};
+}
+inline std::string window_geometry_error(const window_geometry& g, const char* owner) {
+  const std::string inherit = std::string(" (or kcnn::") + owner + "::inherit), got ";
+  const struct { const char* name; int v; } strides[] = {{"stride_h", g.stride_h}, {"stride_w", g.stride_w}};
+  for (const auto& f : strides)
+    if (f.v != -1 && f.v <= 0) return std::string(f.name) + ": must be > 0" + inherit + std::to_string(f.v);
+  if (g.pad < 0) return "pad: must be >= 0, got " + std::to_string(g.pad);
+  const struct { const char* name; int v; } pads[] = {
+      {"pad_h", g.pad_h}, {"pad_w", g.pad_w}, {"pad_h_end", g.pad_h_end}, {"pad_w_end", g.pad_w_end}};
+  for (const auto& f : pads)
+    if (f.v != -1 && f.v < 0) return std::string(f.name) + ": must be >= 0" + inherit + std::to_string(f.v);
+  const bool per_axis = g.stride_h != -1 || g.stride_w != -1 || g.pad_h != -1 || g.pad_w != -1 || g.pad_h_end != -1 ||
+                        g.pad_w_end != -1;
+  if (!per_axis) return padded_extent_error(g.h, g.w, g.pad, g.stride);
+  const auto pick = [](int v, int fallback) { return v == -1 ? fallback : v; };
+  const int top = pick(g.pad_h, g.pad), left = pick(g.pad_w, g.pad);
+  if (std::string e = padded_extent_error(g.h, top, pick(g.pad_h_end, top), pick(g.stride_h, g.stride), "h"); !e.empty())
+    return e;
+  return padded_extent_error(g.w, left, pick(g.pad_w_end, left), pick(g.stride_w, g.stride), "w");
 }
 
 // Logical extents of a 4-D tensor.

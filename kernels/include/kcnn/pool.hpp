@@ -106,16 +106,7 @@ struct pool_params {
     for (const auto& f : positive)
       if (f.v <= 0) return std::string(f.name) + ": must be > 0, got " + std::to_string(f.v);
     if (kind != pool_kind::max && kind != pool_kind::avg) return "kind: not max or avg: " + std::to_string(int(kind));
-    const struct { const char* name; int v; } per_axis_stride[] = {{"stride_h", stride_h}, {"stride_w", stride_w}};
-    for (const auto& f : per_axis_stride)
-      if (f.v != inherit && f.v <= 0)
-        return std::string(f.name) + ": must be > 0 (or kcnn::pool_params::inherit), got " + std::to_string(f.v);
     if (pad < 0) return "pad: must be >= 0, got " + std::to_string(pad);
-    const struct { const char* name; int v; } pads[] = {
-        {"pad_h", pad_h}, {"pad_w", pad_w}, {"pad_h_end", pad_h_end}, {"pad_w_end", pad_w_end}};
-    for (const auto& f : pads)
-      if (f.v != inherit && f.v < 0)
-        return std::string(f.name) + ": must be >= 0 (or kcnn::pool_params::inherit), got " + std::to_string(f.v);
     if (pad_h == inherit && pad_w == inherit && pad_h_end == inherit && pad_w_end == inherit && (pad >= r || pad >= s))
       return "pad: must be smaller than the window, got " + std::to_string(pad);
     const struct { const char* name; int v; int window; } effective[] = {
@@ -124,14 +115,8 @@ struct pool_params {
       if (f.v >= f.window)
         return std::string(f.name) + ": must be smaller than the window (" + std::to_string(f.window) + "), got " +
                std::to_string(f.v);
-    // Named "pad" when only the symmetric fields are set, else per axis.
-    const bool per_axis = stride_h != inherit || stride_w != inherit || pad_h != inherit || pad_w != inherit ||
-                          pad_h_end != inherit || pad_w_end != inherit;
-    if (const std::string e = per_axis ? padded_extent_error(h, pad_top(), pad_bottom(), row_stride(), "h")
-                                       : padded_extent_error(h, w, pad, stride);
-        !e.empty())
-      return e;
-    if (const std::string e = per_axis ? padded_extent_error(w, pad_left(), pad_right(), col_stride(), "w") : "";
+    if (const std::string e = window_geometry_error(
+            {h, w, stride, pad, stride_h, stride_w, pad_h, pad_w, pad_h_end, pad_w_end}, "pool_params");
         !e.empty())
       return e;
     const int padded_h = h + pad_top() + pad_bottom(), padded_w = w + pad_left() + pad_right();

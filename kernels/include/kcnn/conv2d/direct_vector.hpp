@@ -207,6 +207,21 @@ struct conv_vector_nhwc_functor {
         ...);
   }
 
+  // `steps` reduction steps whose inputs are consecutive floats: at step t pixel i reads b[i sc +
+  // t], broadcast over the lanes, and the item's weights are wp + t P (P = conv_vector_pad).
+  template <class Vec>
+  KOKKOS_FORCEINLINE_FUNCTION void broadcast_run(Vec (&acc)[PX][KV], const float* b, std::ptrdiff_t sc,
+                                                 const float* wp, int steps) const {
+    for (int t = 0; t < steps; ++t, wp += conv_vector_pad, ++b) {
+      Vec wv[KV];
+      for (int v = 0; v < KV; ++v) load_lanes<W>(wv[v], wp + v * W);
+      for (int i = 0; i < PX; ++i) {
+        const float xi = b[i * sc];
+        for (int v = 0; v < KV; ++v) madd_lanes<W>(acc[i][v], xi, wv[v]);
+      }
+    }
+  }
+
   // One filter row of a depthwise tile, stride SW: the row reads input columns col0 + j, j <
   // (PX - 1) SW + S, of `row` (pixel i's tap s is column col0 + i SW + s); only j in [lo, hi) is
   // inside the input and read, the others are zeros. wp: the row's packed weights ([s][k padded]).
@@ -285,17 +300,7 @@ struct conv_vector_nhwc_functor {
         if (npx == PX && iw_first >= 0 && iw_first + (PX - 1) * sw + p.s - 1 < Wd) {
           constexpr int P = conv_vector_pad;
           const float* wp = pack + ((kg0 / P) * std::size_t(p.r) + r) * p.s * std::size_t(C) * P + kg0 % P;
-          const float* b = row + std::size_t(iw_first) * C;
-          const std::ptrdiff_t sc = std::ptrdiff_t(sw) * C;
-          const int taps = p.s * C;
-          for (int t = 0; t < taps; ++t, wp += P, ++b) {
-            vec wv[KV];
-            for (int v = 0; v < KV; ++v) load_lanes<W>(wv[v], wp + v * W);
-            for (int i = 0; i < PX; ++i) {
-              const float xi = b[i * sc];
-              for (int v = 0; v < KV; ++v) madd_lanes<W>(acc[i][v], xi, wv[v]);
-            }
-          }
+          broadcast_run(acc, row + std::size_t(iw_first) * C, std::ptrdiff_t(sw) * C, wp, p.s * C);
           continue;
         }
       }
@@ -352,16 +357,7 @@ struct conv_vector_nhwc_functor {
         if (npx == PX && iw0 >= 0 && iw0 + (PX - 1) * sw < Wd) {
           // Every pixel inside the input: one pointer and fixed offsets (eight pointers
           // advanced together ran out of general registers and spilled).
-          const float* b = row + std::size_t(iw0) * C;
-          const std::ptrdiff_t sc = std::ptrdiff_t(sw) * C;
-          for (int c = 0; c < cpg; ++c, wp += P, ++b) {
-            vec wv[KV];
-            for (int v = 0; v < KV; ++v) load_lanes<W>(wv[v], wp + v * W);
-            for (int i = 0; i < PX; ++i) {
-              const float xi = b[i * sc];
-              for (int v = 0; v < KV; ++v) madd_lanes<W>(acc[i][v], xi, wv[v]);
-            }
-          }
+          broadcast_run(acc, row + std::size_t(iw0) * C, std::ptrdiff_t(sw) * C, wp, cpg);
           continue;
         }
         for (int c = 0; c < cpg; ++c, wp += P) {
