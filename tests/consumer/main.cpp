@@ -81,7 +81,18 @@ void every_op() {
         kcnn::conv2d_params::make({1, 3, 12, 12}, 8, 5, 5, 1, 2, 1),
         // Depthwise with whole blocks of 48 channels (the host's 3-vector tile): 7 output
         // columns (a partial block of 4 pixels), and strided.
-        kcnn::conv2d_params::make({1, 48, 6, 7}, 48, 3, 3, 1, 1, 48), kcnn::conv2d_params::make({2, 96, 9, 9}, 96, 3, 3, 2, 1, 96)};
+        kcnn::conv2d_params::make({1, 48, 6, 7}, 48, 3, 3, 1, 1, 48), kcnn::conv2d_params::make({2, 96, 9, 9}, 96, 3, 3, 2, 1, 96),
+        // Per-axis geometry (issue 32): TensorFlow "SAME" stride 2 (end pad only), Inception v3's
+        // 1 x 7 padded 0 x 3, SSD-style dilation on wide rows, a dilated depthwise layer (the
+        // host's sliding rows), ResNeXt-like groups of 4 (the host's grouped lanes), one input
+        // channel (the merged (s, c) loop).
+        kcnn::conv2d_params::make({1, 8, 12, 12}, 16, 3, 3, 2, 0, 1).with_geometry(2, 2, 0, 0, 1, 1),
+        kcnn::conv2d_params::make({1, 8, 9, 20}, 12, 1, 7, 1, 0, 1).with_geometry(1, 1, 0, 3, 0, 3),
+        kcnn::conv2d_params::make({1, 8, 15, 30}, 32, 3, 3, 1, 0, 1).with_geometry(1, 1, 3, 3, 3, 3, 3, 3),
+        kcnn::conv2d_params::make({1, 64, 8, 26}, 64, 3, 3, 1, 0, 64).with_geometry(1, 1, 2, 2, 2, 2, 2, 2),
+        kcnn::conv2d_params::make({1, 64, 8, 26}, 64, 5, 5, 1, 2, 64),
+        kcnn::conv2d_params::make({2, 64, 9, 19}, 64, 3, 3, 1, 1, 16),
+        kcnn::conv2d_params::make({1, 1, 10, 40}, 32, 3, 3, 1, 0, 1)};
     int seed = 40;
     for (const auto& p : shapes) {
       auto in = alloc<L>("in", p.input_dims()), wt = alloc<L>("wt", p.filter_dims()), out = alloc<L>("out", p.output_dims());
