@@ -139,6 +139,31 @@ TEST(Pool, AsymmetricPadAndPerAxisStride) {
       for (std::size_t i = 0; i < o.size(); ++i) EXPECT_NEAR(double(o[i]), want[i], 1e-5) << "variant " << v << " at " << i;
     }
   }
+  // A window wider than the row, valid through its end pad: TensorFlow "SAME" 3x3 / 2 of 2 x 2
+  // (one output, the max or average of the 4 inputs and 5 padding zeros). No kernel may read past
+  // the row (pool_vector's interior range once did).
+  auto tiny = pool(2, 3, 2, 0, false);
+  tiny.pad_h_end = tiny.pad_w_end = 1;
+  ASSERT_EQ(tiny.check(), "");
+  ASSERT_EQ(tiny.p(), 1);
+  auto tiny_in = make<layout::nchw>({1, 2, 2, 2}, [](int, int c, int h, int w) { return 1 + c * 4 + h * 2 + w; });
+  for (const pool_kind k : {pool_kind::max, pool_kind::avg}) {
+    auto tp = tiny;
+    tp.c = 2;
+    tp.kind = k;
+    const std::vector<double> want = k == pool_kind::max ? std::vector<double>{4, 8} : std::vector<double>{10 / 9.0, 26 / 9.0};
+    for (int v = 0; v < 5; ++v) {
+      tensor4<float, layout::nchw> out("out", tp.output_dims());
+      if (v == 0) kcnn::pool(exec(), tiny_in, out, tp, variant::pool_naive{});
+      if (v == 1) kcnn::pool(exec(), tiny_in, out, tp, variant::pool_regtile<1, 2>{});
+      if (v == 2) kcnn::pool(exec(), tiny_in, out, tp, variant::pool_regtile<2, 2>{});
+      if (v == 3) kcnn::pool(exec(), tiny_in, out, tp, variant::pool_tiled{});
+      if (v == 4) kcnn::pool(exec(), tiny_in, out, tp, variant::pool_vector{});
+      const auto o = host(out);
+      ASSERT_EQ(o.size(), 2u);
+      for (std::size_t i = 0; i < 2; ++i) EXPECT_NEAR(o[i], want[i], 1e-6) << "variant " << v << " kind " << int(k);
+    }
+  }
   // Pads must stay smaller than the window along their axis; the field is named.
   auto bad = pool(4, 3, 2, 0, false);
   bad.pad_w_end = 3;

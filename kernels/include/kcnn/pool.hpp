@@ -304,7 +304,11 @@ struct pool_vector_body {
     const int stride = p.col_stride(), pad = p.pad_left();  // along w
     if constexpr (run == axis::w) {
       const int Q = p.q();
-      int q_hi = (p.w + pad - p.s) / stride + 1;  // last window inside: ow * stride - pad + s <= w
+      // One past the last window inside: ow * stride - pad + s <= w. None when the window is wider
+      // than the row and its begin pad (an end pad makes such a layer valid): C++ division would
+      // round -1 / 2 up to 0 and let output 0 read past the row.
+      const int inside_span = p.w + pad - p.s;
+      int q_hi = inside_span < 0 ? 0 : inside_span / stride + 1;
       q_hi = q_hi < Q ? q_hi : Q;
       int q_lo = (pad + stride - 1) / stride;  // first window inside: ow * stride >= pad
       q_lo = q_lo < q_hi ? q_lo : q_hi;

@@ -277,8 +277,9 @@ struct conv_vector_nhwc_functor {
       const float* const row = x + image + std::size_t(ih) * Wd * C + cbase;
       // Depthwise, stride 1 along w, undilated 3- or 5-wide rows: each of the PX + S - 1 input
       // columns the row reads is loaded once and used by every tap that reads it (PX + S - 1
-      // loads per S x PX multiply-adds instead of S x PX); columns outside the input (padding,
-      // past a partial tile's end) are zeros, tested once per column rather than per tap. (Stride
+      // loads per S x PX multiply-adds instead of S x PX); columns outside the input (padding)
+      // are zeros, tested once per column rather than per tap (a partial tile's extra pixels
+      // read real columns or zeros and are not stored). (Stride
       // 2 the same way holds 2 PX + 1 columns: slower, 1.5-1.8x instead of 1.3-1.4x oneDNN on
       // MobileNet's stride-2 layers, the registers spill; it takes the per-tap path below.)
       if constexpr (FullBlock) {
