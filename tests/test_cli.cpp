@@ -529,7 +529,13 @@ TEST(Cli, SigintDuringTheCeilingsStopsPromptlyEvenWhenInheritedIgnored) {
   EXPECT_EQ(r.code, 130) << r.err;
   EXPECT_NE(r.err.find("interrupted by signal 2"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("kcnn-bench: ceilings:"), std::string::npos) << "ceilings cut short are not printed: " << r.err;
+  // Promptly: within the kernel running when the signal came (a copy of up to 1 GiB); a sanitized
+  // build runs it several times slower.
+#if defined(KCNN_TEST_SANITIZED)
+  EXPECT_LT(seconds, 30.0) << "stopped promptly";
+#else
   EXPECT_LT(seconds, 8.0) << "stopped promptly";
+#endif
   const auto csvs = files_with(out, ".csv");
   ASSERT_EQ(csvs.size(), 1u);
   EXPECT_EQ(lines(slurp(csvs[0])).size(), 1u) << "the header only";

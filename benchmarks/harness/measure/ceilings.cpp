@@ -53,7 +53,9 @@ struct fma_kernel {
 // kernel of 100 us on a GPU is not inflated by a 10 us floor.
 template <class F>
 double best_seconds(int reps, double overhead_s, const F& f) {
+  if (stop_requested()) return 1e30;
   f();  // first touch, lazy initialisation
+  if (stop_requested()) return 1e30;
   const int k = launches_per_sample(timed_sample(1, f), overhead_s, true, 1000);
   double best = 1e30;
   for (int r = 0; r < reps && !stop_requested(); ++r) best = std::min(best, timed_sample(k, f));
