@@ -146,6 +146,21 @@ TEST(ComputeVariants, Conv2dFewInputChannels) {
   EXPECT_GE(check_all_variants(spec("c1", "conv2d", 2, 1, 12, 40, 40, 3, 3, 1, 0, 1)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("c3_s2", "conv2d", 1, 3, 20, 44, 32, 7, 7, 2, 3, 1)).kcnn_portable, 24);
 }
+TEST(ComputeVariants, Conv2dNchwVectorFewChannels) {
+  // direct_vector in nchw (kcnn/conv2d/direct_vector_nchw.hpp): lanes along the output row, a
+  // block of KB output channels in registers. Heads of 1 to 30 output channels (KB = 2, 3, 4, 8,
+  // 12, 24; 30: blocks of 8, the last partial) on pointwise layers (one row per image: 185
+  // pixels, partial last items); a 3 x 3 pad 1 head (stride-1 loads inside, gathers at the
+  // edges); a 7 x 7 / 2 stem on rows wide enough for the stride-2 loads (two vectors and a
+  // permute); stride 3 (gathers); dilation with 2 groups of 3 outputs.
+  for (const int k : {1, 2, 3, 4, 5, 12, 21, 30})
+    EXPECT_GE(check_all_variants(spec("head_k" + std::to_string(k), "conv2d", 2, 19, 5, 37, k, 1, 1, 1, 0, 1)).kcnn_portable, 27)
+        << k;
+  EXPECT_GE(check_all_variants(spec("head3x3", "conv2d", 1, 7, 9, 50, 3, 3, 3, 1, 1, 1)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("stem_s2", "conv2d", 1, 3, 9, 150, 10, 7, 7, 2, 3, 1)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("s3", "conv2d", 2, 4, 10, 61, 5, 3, 3, 3, 1, 1)).kcnn_portable, 24);
+  check_geometry(spec("dil_g2", "conv2d", 1, 8, 11, 40, 6, 3, 3, 1, 2, 2, [](layer_spec& l) { l.dilation_h = l.dilation_w = 2; }));
+}
 TEST(ComputeVariants, Conv2dLargeWindowStride4) {
   // AlexNet conv1-like: 11x11 window, stride 4 (the tiled variant's halo is largest here).
   EXPECT_GE(check_all_variants(spec("alexnet_conv1", "conv2d", 1, 3, 35, 35, 8, 11, 11, 4, 0, 1)).kcnn_portable, 24);
@@ -199,6 +214,23 @@ TEST(ComputeVariants, PoolingPerAxisAndAsymmetric) {
     const auto b = check_all_variants(spec("axis_pool", op, 2, 16, 12, 11, 0, 3, 2, 1, 0, 1,
                                            [](layer_spec& l) { l.stride_h = 2; l.stride_w = 1; l.pad_h = 1; l.pad_h_end = 0; }));
     EXPECT_GE(b.kcnn_portable, 12) << op;
+  }
+}
+TEST(ComputeVariants, PoolingSlidingColumns) {
+  // The vector variant's host path for nhwc and chwn reduces each input column once into a ring
+  // of column results (kcnn/pool.hpp, pool_vector_slide_body): 3000 channels (the ring holds
+  // 2048 per chunk: two chunks, the second partial), a 16-wide window (the widest it takes) and
+  // a 17-wide one (the per-pixel path), a stride wider than the window (columns skipped), a
+  // ceil-rounded window past the input, and 20 images in chwn (a full block and an overlapping
+  // one).
+  for (const char* op : {"pool_max", "pool_avg"}) {
+    check_all_variants(spec("chunks", op, 2, 3000, 5, 6, 0, 3, 3, 1, 1, 1));
+    check_all_variants(spec("wide16", op, 1, 20, 3, 40, 0, 3, 16, 1, 0, 1, [](layer_spec& l) { l.stride_w = 3; }));
+    check_all_variants(spec("wide17", op, 1, 20, 3, 40, 0, 2, 17, 1, 0, 1));
+    check_all_variants(spec("skip", op, 2, 24, 9, 11, 0, 2, 2, 3, 0, 1));
+    check_all_variants(spec("ceil", op, 2, 18, 8, 8, 0, 3, 3, 2, 1, 1, [](layer_spec& l) { l.rounding = "ceil"; }));
+    const auto a = check_all_variants(spec("images20", op, 20, 3, 7, 7, 0, 3, 3, 1, 1, 1));
+    EXPECT_GE(a.kcnn_portable, 12) << op;
   }
 }
 TEST(ComputeVariants, SwishEveryVariantAndLayout) {

@@ -1,7 +1,9 @@
-// conv2d / nhwc / global / regtile / direct_vector: the direct convolution vectorised along the
-// output channels (two 16-float vectors on a host; on a GPU the 32 lanes of a warp, KV channels
-// each) with 8 output pixels per work item in registers; depthwise layers put channels in the lanes. The
-// weights are repacked once, untimed ([group][block of 32 k][r][s][c][32 k]: workspace_bytes).
+// conv2d / nhwc, nchw / global / regtile / direct_vector: the direct convolution vectorised along
+// the output's contiguous axis. nhwc: lanes along the output channels (two 16-float vectors on a
+// host; on a GPU the 32 lanes of a warp, KV channels each) with 8 output pixels per work item in
+// registers; depthwise layers put channels in the lanes. nchw: lanes along the output row (host:
+// PV vectors of 16 columns; GPU: a thread per pixel) with a block of KB output channels in
+// registers. The weights are repacked once, untimed (workspace_bytes).
 #include "conv_descriptor.hpp"
 
 #include <kcnn/conv2d/direct_vector.hpp>
@@ -12,23 +14,31 @@ using namespace kcnn::bench;
 
 const variant_kind direct_vector_kind{
     "direct_vector",
-    "direct convolution, lanes along the output channels (nhwc; depthwise: along the channels), a register tile of "
-    "output pixels x channels per work item (host: 8 pixels of a row x 2 vectors of 16; GPU: 8 pixels x KV channels per "
-    "lane, 32 apart, the input channels split when the launch is small), weights repacked once as "
-    "[group][block of 32 k][r][s][c][32 k] (docs/performance.md)"};
+    "direct convolution, lanes along the output's contiguous axis, a register tile of output pixels x channels per "
+    "work item. nhwc: lanes along the output channels (depthwise: along the channels; host: 8 pixels of a row x 2 "
+    "vectors of 16; GPU: 8 pixels x KV channels per lane, 32 apart, the input channels split when the launch is "
+    "small), weights repacked once as [group][block of 32 k][r][s][c][32 k]. nchw: lanes along the output row, a "
+    "block of KB output channels (2 to 24, from the channels per group) in registers (host: PV x 16 columns; GPU: "
+    "one pixel per thread), weights repacked once as [group][block of KB k][c][r][s][KB] (docs/performance.md)"};
 
 struct direct_vector_conv : conv_call<direct_vector_conv, variant::direct_vector, false> {
   // Traffic model: the unit sharing loads on this build's backend (host: an item of 8 pixels x
   // 32 channels; GPU: a warp of 8 pixels x 32 KV channels).
+  // nchw: an item of PV x 16 columns x KB channels on a host, a warp of 32 pixels x KB on a GPU.
   template <class Layout>
   static conv_tile traffic_tile(const conv2d_params& p) {
-    const auto unit = kcnn::detail::conv_vector_load_unit<Kokkos::DefaultExecutionSpace>(p);
-    return {unit[0], unit[1]};
+    if constexpr (std::is_same_v<Layout, layout::nchw>) {
+      const auto unit = kcnn::detail::conv2d_direct_vector_nchw_state<Kokkos::DefaultExecutionSpace>::load_unit(p);
+      return {unit[0], unit[1]};
+    } else {
+      const auto unit = kcnn::detail::conv_vector_load_unit<Kokkos::DefaultExecutionSpace>(p);
+      return {unit[0], unit[1]};
+    }
   }
 };
 
 const registrar reg([](registry& r) {
-  register_variant<direct_vector_conv, layout::nhwc>(
+  register_variant<direct_vector_conv, layout::nhwc, layout::nchw>(
       r, {"conv2d", space_axis::global, pattern_axis::regtile, &direct_vector_kind});
 });
 }  // namespace

@@ -42,6 +42,19 @@ namespace kcnn {
 #define KCNN_LANE_LOOP
 #endif
 
+// Put before a loop over a register tile's accumulators (a fixed trip count) that must unroll
+// completely so that they stay in registers: GCC peels at most 16 iterations by itself, and a
+// tile of 24 accumulators left in an array lived on the stack (a load and a store per multiply-
+// add). GCC and Clang on a host; nvcc unrolls fixed trip counts by itself (and warns on GCC
+// pragmas).
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__INTEL_LLVM_COMPILER)
+#define KCNN_UNROLL_TILE _Pragma("GCC unroll 64")
+#elif defined(__clang__) && !defined(__CUDACC__)
+#define KCNN_UNROLL_TILE _Pragma("clang loop unroll(full)")
+#else
+#define KCNN_UNROLL_TILE
+#endif
+
 // A hint that the host is about to read (ForWrite: write) [p, p + bytes): one prefetch per
 // 64-byte line, the last line included. For access patterns that interleave many streams page by
 // page (a pooling window's rows in nhwc and chwn, LRN's channel planes), which the hardware
@@ -211,6 +224,32 @@ KOKKOS_FORCEINLINE_FUNCTION void spread_in_groups(float_lanes<W>& out, const flo
     for (int l = 0; l < W; ++l) out.v[l] = in.v[l - l % G + C];
   else
     for (int l = 0; l < W; ++l) out[l] = in[l - l % G + C];
+}
+
+// out = the even lanes of (lo, hi): lo's lanes 0, 2, .., W - 2 then hi's (a stride-2 row of 2 W
+// floats, loaded as two vectors, gives the W elements a stride-2 window reads). One two-source
+// permute where the compiler has __builtin_shufflevector.
+namespace detail {
+#ifdef KCNN_HAVE_SHUFFLEVECTOR
+template <class V, std::size_t... L>
+KOKKOS_FORCEINLINE_FUNCTION void even_lanes_impl(V& out, const V& lo, const V& hi, std::index_sequence<L...>) {
+  out = __builtin_shufflevector(lo, hi, int(2 * L)...);
+}
+#endif
+}  // namespace detail
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void even_lanes(float_lanes<W>& out, const float_lanes<W>& lo, const float_lanes<W>& hi) {
+#ifdef KCNN_HAVE_SHUFFLEVECTOR
+  if constexpr (W > 1 && !std::is_same_v<float_lanes<W>, detail::float_array<W>>) {
+    detail::even_lanes_impl(out, lo, hi, std::make_index_sequence<W>{});
+    return;
+  }
+#endif
+  if constexpr (W == 1) out = lo;
+  else if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>)
+    for (int l = 0; l < W; ++l) out.v[l] = 2 * l < W ? lo.v[2 * l] : hi.v[2 * l - W];
+  else
+    for (int l = 0; l < W; ++l) out[l] = 2 * l < W ? lo[2 * l] : hi[2 * l - W];
 }
 
 template <int W>

@@ -32,9 +32,11 @@
 // Depthwise on a GPU: the lanes are channels again, KV = 1, PX = 4 (no reduction to amortise).
 //
 // Entry point: kcnn::conv2d(exec, in, wt, bias, out, p, variant::direct_vector{}) after
-// kcnn::prepare(exec, v, p, in, wt, bias, out). Layout: nhwc input and output, weights in any layout.
+// kcnn::prepare(exec, v, p, in, wt, bias, out). Layout: nhwc input and output (this file) or nchw
+// (kcnn/conv2d/direct_vector_nchw.hpp), weights in any layout.
 #include <kcnn/api.hpp>
 #include <kcnn/compat.hpp>
+#include <kcnn/conv2d/direct_vector_nchw.hpp>
 #include <kcnn/conv2d/entry.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/lanes.hpp>
@@ -680,34 +682,64 @@ class conv2d_direct_vector_state {
   conv_vector_gpu_plan<Exec> gpu_;  // GPU builds
 };
 
+// The prepared state of either layout's form; run checks that it was prepared for its layout.
+template <class Exec>
+struct conv2d_direct_vector_prepared {
+  std::shared_ptr<conv2d_direct_vector_state<Exec>> nhwc;
+  std::shared_ptr<conv2d_direct_vector_nchw_state<Exec>> nchw;
+  double workspace_bytes() const { return nhwc ? nhwc->workspace_bytes() : nchw ? nchw->workspace_bytes() : 0.0; }
+};
+
 }  // namespace detail
 
 namespace variant {
-// Direct convolution vectorised along the output channels, PX output pixels of a row in
-// registers (kcnn/conv2d/direct_vector.hpp). nhwc input and output (dense), any weight layout;
-// groups and depthwise included. Stateful: kcnn::prepare(exec, v, p, in, wt, bias, out) repacks
-// the weights once ([group][block of 32 k][r][s][c][32 k], workspace_bytes()); later changes to
-// wt are not seen until the next prepare.
+// Direct convolution vectorised along the output's contiguous axis, a register tile of output
+// pixels x output channels per work item: nhwc (kcnn/conv2d/direct_vector.hpp), lanes along the
+// output channels, PX output pixels of a row in registers; nchw
+// (kcnn/conv2d/direct_vector_nchw.hpp), lanes along the output row, a block of output channels
+// in registers (the form for layers with few output or input channels). Input and output in the
+// same layout, nhwc or nchw (dense); any weight layout; groups and depthwise included.
+// Stateful: kcnn::prepare(exec, v, p, in, wt, bias, out) repacks the weights once (nhwc:
+// [group][block of 32 k][r][s][c][32 k]; nchw: [group][block of KB k][c][r][s][KB];
+// workspace_bytes()); later changes to wt are not seen until the next prepare.
 struct direct_vector : detail::stateful_variant<conv2d_params> {
   using op = ops::conv2d;
 
   template <class Exec, class In, class Wt, class Bias, class Out>
   void prepare(const Exec& exec, const conv2d_params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
-    static_assert(std::is_same_v<typename In::layout_tag, layout::nhwc> && std::is_same_v<typename Out::layout_tag, layout::nhwc>,
-                  "kcnn::conv2d: direct_vector needs nhwc input and output");
+    check_layouts<In, Out>();
     detail::conv2d_check<Exec>(in, wt, bias, out, p);
     detail::require_dense("conv2d", "direct_vector", in, out);
-    auto s = std::make_shared<detail::conv2d_direct_vector_state<Exec>>();
-    s->prepare(exec, p, wt);
+    auto s = std::make_shared<detail::conv2d_direct_vector_prepared<Exec>>();
+    if constexpr (std::is_same_v<typename Out::layout_tag, layout::nchw>) {
+      s->nchw = std::make_shared<detail::conv2d_direct_vector_nchw_state<Exec>>();
+      s->nchw->prepare(exec, p, wt);
+    } else {
+      s->nhwc = std::make_shared<detail::conv2d_direct_vector_state<Exec>>();
+      s->nhwc->prepare(exec, p, wt);
+    }
     state_.set(typeid(Exec), p, s, s->workspace_bytes());
   }
   template <class Exec, class In, class Wt, class Bias, class Out>
   void run(const Exec& exec, const In& in, const Wt&, const Bias& bias, const Out& out, const conv2d_params& p) const {
-    static_assert(std::is_same_v<typename In::layout_tag, layout::nhwc> && std::is_same_v<typename Out::layout_tag, layout::nhwc>,
-                  "kcnn::conv2d: direct_vector needs nhwc input and output");
+    check_layouts<In, Out>();
     detail::require_dense("conv2d", "direct_vector", in, out);
-    const auto& s = state_.get<detail::conv2d_direct_vector_state<Exec>, Exec>("conv2d", "direct_vector", p);
-    s(exec, in, bias, out);
+    const auto& s = state_.get<detail::conv2d_direct_vector_prepared<Exec>, Exec>("conv2d", "direct_vector", p);
+    constexpr bool nchw = std::is_same_v<typename Out::layout_tag, layout::nchw>;
+    if ((nchw && !s.nchw) || (!nchw && !s.nhwc))
+      detail::fail("conv2d", std::string("direct_vector: prepared for another layout; call kcnn::prepare again with ") +
+                                 (nchw ? "nchw" : "nhwc") + " operands");
+    if constexpr (nchw) (*s.nchw)(exec, in.view().data(), bias, out.view().data());
+    else (*s.nhwc)(exec, in, bias, out);
+  }
+
+ private:
+  template <class In, class Out>
+  static constexpr void check_layouts() {
+    using L = typename Out::layout_tag;
+    static_assert((std::is_same_v<L, layout::nhwc> || std::is_same_v<L, layout::nchw>) &&
+                      std::is_same_v<typename In::layout_tag, L>,
+                  "kcnn::conv2d: direct_vector needs input and output both nhwc or both nchw");
   }
 };
 }  // namespace variant
