@@ -129,11 +129,13 @@ TEST(ComputeVariants, Conv2dDepthwise) {
   EXPECT_GE(check_all_variants(spec("dw48", "conv2d", 2, 48, 9, 9, 48, 3, 3, 2, 1, 48)).kcnn_portable, 24);
   // Rows wide enough for direct_vector's interior paths on a host (a tile of 8 or 4 pixels whose
   // taps are all inside the input): the stride-1 sliding rows (3- and 5-wide; 32 channels: 2
-  // vectors x 8 pixels, 48: 3 x 4, 80: 1 x 8), and stride 2 through the per-tap interior path.
+  // vectors x 8 pixels, 48: 3 x 4, 80: 1 x 8), and stride 2 (the sliding rows of 3 and 5).
   EXPECT_GE(check_all_variants(spec("dw32_wide", "conv2d", 2, 32, 6, 26, 32, 3, 3, 1, 1, 32)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("dw48_5x5", "conv2d", 1, 48, 7, 30, 48, 5, 5, 1, 2, 48)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("dw80_5x5", "conv2d", 1, 80, 6, 29, 80, 5, 5, 1, 2, 80)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("dw64_s2", "conv2d", 1, 64, 9, 41, 64, 3, 3, 2, 1, 64)).kcnn_portable, 24);
+  // Stride 2 through the sliding rows too (5-wide, 48 channels: 3 vectors x 4 pixels).
+  EXPECT_GE(check_all_variants(spec("dw48_5x5_s2", "conv2d", 1, 48, 9, 37, 48, 5, 5, 2, 2, 48)).kcnn_portable, 24);
 }
 TEST(ComputeVariants, Conv2dPointwiseIncludingGemm) {
   // gemm_kk in every layout (nchw: one GEMM per image, n = 2).

@@ -18,10 +18,11 @@
 // units: 147 against 183 GFLOP/s on VGG-16 conv3_1, Zen 5, one thread). Host special cases:
 //   * a dense layer's filter row whose taps all lie inside the input is one loop over its S x C
 //     contiguous (s, c) pairs (layers with 1 or 3 input channels);
-//   * depthwise tiles whose taps lie inside the input use one base pointer; stride-1 3- and
+//   * depthwise tiles whose taps lie inside the input use one base pointer; stride-1 and 2, 3- and
 //     5-wide rows load each input column once for all the taps that read it (sliding_row);
 //   * groups of 2 to 16 channels in and out (ResNeXt: 4) put several groups in one block of
-//     lanes (grouped_tile), each lane's input channel taken from its pixel's block by a permute.
+//     lanes (grouped_tile), each lane's input channel taken from its pixel's block by a permute;
+//     16-channel groups (one group per vector) broadcast each input value from memory instead.
 // On a GPU (conv_vector_gpu_functor) a thread is one lane of a warp: the warp's 32 lanes take 32
 // adjacent output channels (lane l holds channels l + 32 v, v < KV, so each of its KV weight
 // loads and output stores is one coalesced 128-byte request), and every lane holds the same PX = 8
@@ -312,20 +313,25 @@ struct conv_vector_nhwc_functor {
       const int ih = oh * sh - pt + r * p.dilation_h;
       if (ih < 0 || ih >= H) continue;
       const float* const row = x + image + std::size_t(ih) * Wd * C + cbase;
-      // Depthwise, stride 1 along w, undilated 3- or 5-wide rows: each of the PX + S - 1 input
-      // columns the row reads is loaded once and used by every tap that reads it (PX + S - 1
-      // loads per S x PX multiply-adds instead of S x PX); columns outside the input (padding)
-      // are zeros, tested once per column rather than per tap (a partial tile's extra pixels
-      // read real columns or zeros and are not stored). (Stride
-      // 2 the same way holds 2 PX + 1 columns: slower, 1.5-1.8x instead of 1.3-1.4x oneDNN on
-      // MobileNet's stride-2 layers, the registers spill; it takes the per-tap path below.)
+      // Depthwise, stride 1 or 2 along w, undilated 3- or 5-wide rows: each of the (PX - 1) SW +
+      // S input columns the row reads is loaded once and used by every tap that reads it
+      // (PX + S - 1 loads per S x PX multiply-adds at stride 1, instead of S x PX); columns
+      // outside the input (padding) are zeros, tested once per column rather than per tap (a
+      // partial tile's extra pixels read real columns or zeros and are not stored). Stride 2
+      // this way was slower while the tile's loops were left rolled (its registers spilled); with
+      // them unrolled it took MobileNet's stride-2 layers from about 1.5x to 1.3x oneDNN.
       if constexpr (FullBlock) {
-        if (depthwise && sw == 1 && p.dilation_w == 1 && (p.s == 3 || p.s == 5)) {
-          const int col0 = ow0 - pl;  // input column of pixel 0's first tap
+        if (depthwise && (sw == 1 || sw == 2) && p.dilation_w == 1 && (p.s == 3 || p.s == 5)) {
+          const int col0 = ow0 * sw - pl;  // input column of pixel 0's first tap
           const int lo = col0 < 0 ? -col0 : 0, hi = Wd - col0;  // columns j in [lo, hi) are inside
           const float* const wp = pack + std::size_t(r) * p.s * kpad + kg0;
-          if (p.s == 3) sliding_row<3, 1>(acc, row, col0, wp, C, lo, hi);
-          else sliding_row<5, 1>(acc, row, col0, wp, C, lo, hi);
+          if (sw == 2) {
+            if (p.s == 3) sliding_row<3, 2>(acc, row, col0, wp, C, lo, hi);
+            else sliding_row<5, 2>(acc, row, col0, wp, C, lo, hi);
+          } else {
+            if (p.s == 3) sliding_row<3, 1>(acc, row, col0, wp, C, lo, hi);
+            else sliding_row<5, 1>(acc, row, col0, wp, C, lo, hi);
+          }
           continue;
         }
       }
