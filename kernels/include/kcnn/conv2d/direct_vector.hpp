@@ -457,34 +457,6 @@ inline std::array<int, 2> conv_vector_load_unit(const conv2d_params& p) {
   return {dw ? 4 : 8, conv_vector_pad * conv_vector_gpu_vectors(p)};
 }
 
-// GPU split reduction: how many segments to cut a reduction of `channels` input channels (per
-// tap: r x s taps) into, for a launch of `threads` threads writing `outputs` floats. Enough for
-// about 2^16 threads (one full wave of 128-register threads on an H100: 132 SMs x 512), with at
-// least 64 multiply-adds per segment and the partial sums under 16 MiB (they stay in a GPU's L2
-// between the two passes).
-inline int conv_vector_gpu_splits(long threads, int channels, int taps, long outputs) {
-  long splits = (65536 + threads - 1) / threads;
-  splits = std::min(splits, long(channels) * taps / 64);
-  splits = std::min(splits, (16L << 20) / (long(sizeof(float)) * std::max(outputs, 1L)));
-  return int(std::max(splits, 1L));
-}
-
-// GPU split reduction, second pass: y(i) = bias(i mod k) + the partial sums of every segment,
-// along the output's storage order (coalesced).
-template <class Bias>
-struct conv_vector_split_sum_functor {
-  const float* partial;
-  Bias bias;
-  float* y;
-  int k, splits;
-  std::size_t outputs;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
-    float sum = float(bias(int(i % std::size_t(k))));
-    for (int s = 0; s < splits; ++s) sum += partial[std::size_t(s) * outputs + i];
-    y[i] = sum;
-  }
-};
-
 // The GPU form of the tile (see the file comment): f(i), i = (pixel block, channel group, lane)
 // with the lane fastest, so a warp is 32 adjacent channels of one pixel block and the warps of a
 // block are neighbouring channel groups of the same pixels (their input reads share L1).
@@ -633,7 +605,7 @@ class conv_vector_gpu_plan {
     if (splits_ > 1) {
       const std::size_t outputs = std::size_t(p_.n) * p_.p() * p_.q() * p_.k;
       launch_range(sum_label_.c_str(), exec, outputs,
-                   conv_vector_split_sum_functor<Bias>{partial_.data(), bias, y, p_.k, splits_, outputs});
+                   conv_vector_split_sum_functor<Bias>{partial_.data(), bias, y, p_.k, splits_, outputs, 1});
     }
   }
 

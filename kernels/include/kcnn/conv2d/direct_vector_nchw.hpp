@@ -10,7 +10,9 @@
 //     image (the plane h * w is contiguous in input and output);
 //   * on a GPU a thread is one output pixel (adjacent threads: adjacent pixels of the flattened
 //     plane oh * q + ow, so input loads and output stores are coalesced runs) with KB channels in
-//     registers; every thread of a warp reads the same weight (a broadcast).
+//     registers; every thread of a warp reads the same weight (a broadcast). A launch too small
+//     to fill the GPU splits the input channels (partial sums, then a second pass), as the nhwc
+//     form does.
 // This is the form for layers with few output channels (a classifier or box head: 1 x 1 to 2,
 // 3, 12 or 21 channels, where the nhwc tile's 32 lanes hold 2 or 3 live channels) and few input
 // channels (the stem of a network on 1 or 3 channels). KB and PV come from the output channels
@@ -24,12 +26,44 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
 
 namespace kcnn {
 namespace detail {
+
+// GPU split reduction: how many segments to cut a reduction of `channels` input channels (per
+// tap: r x s taps) into, for a launch of `threads` threads writing `outputs` floats. Enough for
+// about `wave` threads (default 2^16: one full wave of 128-register threads on an H100, 132 SMs x
+// 512; the nchw form's threads hold a few accumulators, 2^18 fill an H100's 132 x 2048), with at
+// least 64 multiply-adds per segment and the partial sums under 16 MiB (they stay in a GPU's L2
+// between the two passes).
+inline int conv_vector_gpu_splits(long threads, int channels, int taps, long outputs, long wave = 65536) {
+  long splits = (wave + threads - 1) / threads;
+  splits = std::min(splits, long(channels) * taps / 64);
+  splits = std::min(splits, (16L << 20) / (long(sizeof(float)) * std::max(outputs, 1L)));
+  return int(std::max(splits, 1L));
+}
+
+// GPU split reduction, second pass: y(i) = bias(i / inner mod k) + the partial sums of every
+// segment, along the output's storage order (coalesced); inner: 1 in nhwc, the plane p * q in
+// nchw.
+template <class Bias>
+struct conv_vector_split_sum_functor {
+  const float* partial;
+  Bias bias;
+  float* y;
+  int k, splits;
+  std::size_t outputs, inner;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    float sum = float(bias(int(i / inner % std::size_t(k))));
+    for (int s = 0; s < splits; ++s) sum += partial[std::size_t(s) * outputs + i];
+    y[i] = sum;
+  }
+};
+
 
 // Output channels per block (KB) and vectors of pixels per host item (PV) for kpg output channels
 // per group: every channel of a head of up to 24 in one block (the input is read once), KB x PV
@@ -230,21 +264,26 @@ struct conv_vector_nchw_gpu_functor {
   float* y;
   conv2d_params p;
   int kblocks;  // blocks per group
+  // Split reduction: splits > 1 cuts the input channels of a group into segments of csplit, one
+  // per item (the split slowest); item `split` writes its partial sums, without the bias, to
+  // y + split * (n k p q).
+  int splits = 1, csplit = 0;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
     const int P = p.p(), Q = p.q(), PQ = P * Q, K = p.k, C = p.c, H = p.h, Wd = p.w, R = p.r, S = p.s;
     const int kitems = kblocks * p.groups;
     const int pix = int(i % std::size_t(PQ));
     const int t = int(i / std::size_t(PQ));
-    const int kb_all = t % kitems, n = t / kitems;
+    const int kb_all = t % kitems, n = t / kitems % p.n, split = t / kitems / p.n;
     const int g = kb_all / kblocks, b = kb_all % kblocks;
     const int kpg = p.k_per_group(), cpg = p.c_per_group();
     const int kn = kpg - b * KB < KB ? kpg - b * KB : KB;
     const int k0 = g * kpg + b * KB;
     const int ih0 = (pix / Q) * p.row_stride() - p.pad_top(), iw0 = (pix % Q) * p.col_stride() - p.pad_left();
     float acc[KB];
-    for (int j = 0; j < KB; ++j) acc[j] = j < kn ? float(bias(k0 + j)) : 0.0f;
-    const float* wp = pack + std::size_t(kb_all) * cpg * R * S * KB;
-    for (int c = 0; c < cpg; ++c) {
+    for (int j = 0; j < KB; ++j) acc[j] = j < kn && splits == 1 ? float(bias(k0 + j)) : 0.0f;
+    const int c0 = splits == 1 ? 0 : split * csplit, c1 = splits == 1 || c0 + csplit > cpg ? cpg : c0 + csplit;
+    const float* wp = pack + (std::size_t(kb_all) * cpg + c0) * R * S * KB;
+    for (int c = c0; c < c1; ++c) {
       const float* const plane = x + (std::size_t(n) * C + std::size_t(g) * cpg + c) * std::size_t(H) * Wd;
       for (int r = 0; r < R; ++r) {
         const int ih = ih0 + r * p.dilation_h;
@@ -255,7 +294,9 @@ struct conv_vector_nchw_gpu_functor {
         }
       }
     }
-    for (int j = 0; j < kn; ++j) y[(std::size_t(n) * K + k0 + j) * std::size_t(PQ) + pix] = acc[j];
+    float* const yo = y + std::size_t(split) * p.n * K * std::size_t(PQ);
+    for (int j = 0; j < KB; ++j)
+      if (j < kn) yo[(std::size_t(n) * K + k0 + j) * std::size_t(PQ) + pix] = acc[j];
   }
 };
 
@@ -273,8 +314,22 @@ class conv2d_direct_vector_nchw_state {
     pack_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::conv2d_direct_vector_nchw.weights"), size);
     launch_range("kcnn::conv2d_direct_vector_nchw_pack", exec, size,
                  conv_vector_nchw_pack_functor<Wt, pack_view>{wt, pack_, p, shape_.kb, kblocks_});
+    if constexpr (!host_backend<Exec>) {
+      // A launch of a thread per output pixel and channel block leaves most of a GPU idle on a
+      // head of 1 to 24 channels at batch 1 (a tenth of a wave): the input channels are split as
+      // in the nhwc form, the partial sums added by a second pass.
+      const long outputs = long(p.n) * p.k * p.p() * p.q();
+      const long threads = long(p.n) * p.groups * kblocks_ * p.p() * p.q();
+      const int cpg = p.c_per_group();
+      const int splits = conv_vector_gpu_splits(threads, cpg, p.r * p.s, outputs, 1L << 18);
+      csplit_ = (cpg + splits - 1) / splits;
+      splits_ = (cpg + csplit_ - 1) / csplit_;
+      partial_ = splits_ > 1 ? pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::conv2d_direct_vector_nchw.partial"),
+                                         std::size_t(splits_) * std::size_t(outputs))
+                             : pack_view();
+    }
   }
-  double workspace_bytes() const { return double(pack_.span()) * sizeof(float); }
+  double workspace_bytes() const { return double(pack_.span() + partial_.span()) * sizeof(float); }
   // The unit that shares loads, for the traffic model: {output pixels, output channels}.
   static std::array<int, 2> load_unit(const conv2d_params& p) {
     const auto sh = conv_vector_nchw_shape_for(p.k_per_group());
@@ -298,11 +353,17 @@ class conv2d_direct_vector_nchw_state {
   void launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
     const int kitems = kblocks_ * p_.groups;
     if constexpr (!host_backend<Exec>) {
-      const std::size_t total = std::size_t(p_.n) * kitems * std::size_t(p_.p()) * p_.q();
+      const std::size_t outputs = std::size_t(p_.n) * p_.k * p_.p() * p_.q();
+      const std::size_t total = std::size_t(splits_) * p_.n * kitems * std::size_t(p_.p()) * p_.q();
       if (total > std::size_t(2147483647))
         throw std::invalid_argument("kcnn::conv2d (variant direct_vector, nchw): layer too large for one launch");
       launch_range("kcnn::conv2d_direct_vector_nchw", exec, total,
-                   conv_vector_nchw_gpu_functor<KB, Bias>{x, pack_.data(), bias, y, p_, kblocks_});
+                   conv_vector_nchw_gpu_functor<KB, Bias>{x, pack_.data(), bias, splits_ > 1 ? partial_.data() : y, p_,
+                                                          kblocks_, splits_, csplit_});
+      if (splits_ > 1)
+        launch_range("kcnn::conv2d_direct_vector_nchw_sum", exec, outputs,
+                     conv_vector_split_sum_functor<Bias>{partial_.data(), bias, y, p_.k, splits_, outputs,
+                                                         std::size_t(p_.p()) * p_.q()});
     } else {
       constexpr int W = lane_width<Exec>;
       conv2d_params q = p_;
@@ -327,7 +388,8 @@ class conv2d_direct_vector_nchw_state {
   conv2d_params p_;
   conv_vector_nchw_shape shape_{8, 3};
   int kblocks_ = 0;
-  pack_view pack_;
+  int splits_ = 1, csplit_ = 0;  // GPU split reduction
+  pack_view pack_, partial_;
 };
 
 }  // namespace detail
