@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace kcnn;
 using exec = Kokkos::DefaultExecutionSpace;
@@ -81,6 +82,23 @@ TEST(Pool, HandCheckedMaxAndAverage) {
     if (v == 2) kcnn::pool(exec(), in, out, av, variant::pool_regtile<2, 2>{});
     if (v == 3) kcnn::pool(exec(), in, out, av, variant::pool_tiled{});
     EXPECT_EQ(host(out), (std::vector<double>{3.5, 5.5, 11.5, 13.5})) << "variant " << v;
+  }
+}
+
+TEST(Pool, MaxStartsFromTheLowestFloatInEveryVariant) {
+  // A window of -inf gives -FLT_MAX, as the reference's max starts there: every kernel, the
+  // vector variant's host column ring (nhwc) included, starts its max from the same identity.
+  const float ninf = -std::numeric_limits<float>::infinity();
+  auto mx = pool(5, 3, 1, 1, false);
+  mx.c = 20;
+  auto in = make<layout::nhwc>({1, 20, 5, 5}, [&](int, int, int, int) { return ninf; });
+  tensor4<float, layout::nhwc> out("out", {1, 20, 5, 5});
+  for (int v = 0; v < 3; ++v) {
+    poison(out);
+    if (v == 0) kcnn::pool(exec(), in, out, mx, variant::pool_naive{});
+    if (v == 1) kcnn::pool(exec(), in, out, mx, variant::pool_vector{});
+    if (v == 2) kcnn::pool(exec(), in, out, mx, variant::pool_regtile<2, 2>{});
+    for (const double o : host(out)) EXPECT_EQ(o, double(-std::numeric_limits<float>::max())) << "variant " << v;
   }
 }
 

@@ -408,6 +408,7 @@ struct pool_vector_slide_body {
   In in;
   Out out;
   pool_params p;
+  static constexpr float init = Kind == pool_kind::max ? -3.402823466e38f : 0.0f;
   template <int B>
   KOKKOS_FORCEINLINE_FUNCTION static void combine(float_lanes<B>& acc, const float_lanes<B>& v) {
     if constexpr (Kind == pool_kind::max) max_each_lane<B>(acc, v);
@@ -436,9 +437,10 @@ struct pool_vector_slide_body {
           for_lanes<W, true>(m, 0, cn, [&](const int i, auto width) {
             constexpr int B = decltype(width)::value;
             const coords4 y = x.with<run>(c0 + i);
+            // From the identity, as pool_window: a window of -inf gives -FLT_MAX, a NaN is dropped.
             float_lanes<B> acc;
-            load_lanes<B>(acc, &in(y.n, y.c, h0, next));
-            for (int ih = h0 + 1; ih < h1; ++ih) {
+            fill_lanes<B>(acc, init);
+            for (int ih = h0; ih < h1; ++ih) {
               float_lanes<B> v;
               load_lanes<B>(v, &in(y.n, y.c, ih, next));
               combine<B>(acc, v);
@@ -495,10 +497,12 @@ struct pool_regtile {
 };
 // The portable row mapping (kcnn/lanes.hpp), lanes along the output's contiguous axis: nchw
 // lanes take consecutive outputs along w (window rows computed once per output row, no bounds
-// tests inside the input); nhwc and chwn lanes take consecutive channels or images of one output
-// pixel (the window computed once per pixel, each window element a contiguous load; on a host
-// the window columns of the output 4 pixels ahead prefetched). Coalesced on a GPU, vectorised on
-// a host. in and out in the same compile-time layout.
+// tests inside the input); nhwc and chwn lanes take consecutive channels or images. On a GPU
+// (and on a host for windows wider than 16 columns) a row is one output pixel, its window
+// computed once, each window element a contiguous load (host: the window columns of the output 4
+// pixels ahead prefetched); on a host a row is a whole output row, each input column reduced over
+// the window's rows once into a ring of column results (pool_vector_slide_body). Coalesced on a
+// GPU, vectorised on a host. in and out in the same compile-time layout.
 struct pool_vector {
   using op = ops::pool;
   template <class Exec, class In, class Out>

@@ -5,7 +5,8 @@
 //   * a host work item is (image n, output row oh, block of KB channels, PV x 16 consecutive
 //     output columns): KB x PV accumulators of 16 lanes in registers; per input channel and tap,
 //     PV loads of 16 input values (stride 1: one contiguous load; stride 2: two loads and one
-//     permute; otherwise, or at the padded edges, a gather) and KB broadcast weights for
+//     permute, from a zero-padded copy of the row segment at the padded edges and the row's end;
+//     stride 3 and more: a gather) and KB broadcast weights for
 //     KB x PV vector multiply-adds. A pointwise layer (1 x 1, stride 1, no pad) is one long row per
 //     image (the plane h * w is contiguous in input and output);
 //   * on a GPU a thread is one output pixel (adjacent threads: adjacent pixels of the flattened
@@ -108,7 +109,7 @@ template <int W, int KB, int PV, class Bias>
 struct conv_vector_nchw_functor {
   static constexpr int PXB = W * PV;  // output columns per item
   // An edge item's input row segment, zero-padded (floats): stride 1 or 2, up to 96 columns of
-  // output and a dilated filter row up to 64 columns wide.
+  // output and a dilated filter row spanning up to 65 columns ((S - 1) dilation <= 64).
   static constexpr int segment_floats = 2 * PXB + 64;
   const float* x;
   const float* pack;
