@@ -136,6 +136,13 @@ TEST(ComputeVariants, Conv2dDepthwise) {
   EXPECT_GE(check_all_variants(spec("dw64_s2", "conv2d", 1, 64, 9, 41, 64, 3, 3, 2, 1, 64)).kcnn_portable, 24);
   // Stride 2 through the sliding rows too (5-wide, 48 channels: 3 vectors x 4 pixels).
   EXPECT_GE(check_all_variants(spec("dw48_5x5_s2", "conv2d", 1, 48, 9, 37, 48, 5, 5, 2, 2, 48)).kcnn_portable, 24);
+  // direct_vector's host row walk (whole channel blocks): rows narrower than a tile (5 and 2
+  // output columns), and a dilation along h only (the walk takes any dilation_h).
+  EXPECT_GE(check_all_variants(spec("dw96_5x5plane", "conv2d", 2, 96, 5, 5, 96, 3, 3, 1, 1, 96)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("dw64_q2", "conv2d", 1, 64, 7, 7, 64, 5, 5, 2, 0, 64)).kcnn_portable, 24);
+  check_geometry(spec("dw32_dil_h", "conv2d", 1, 32, 12, 20, 32, 3, 3, 1, 1, 32, [](layer_spec& l) {
+    l.dilation_h = 2; l.pad_h = 2; l.pad_h_end = 1;
+  }));
 }
 TEST(ComputeVariants, Conv2dPointwiseIncludingGemm) {
   // gemm_kk in every layout (nchw: one GEMM per image, n = 2).

@@ -140,6 +140,10 @@ TEST(Stats, NoisyRowsAreMarkedWithTheirSpread) {
   const auto quiet = kcnn::bench::summarize({1.0, 1.01, 0.99});
   EXPECT_EQ(kcnn::bench::noisy_note(quiet, 3, 0.05), "");
   EXPECT_EQ(kcnn::bench::noisy_note(noisy, 1, 0.05), "");  // one sample: no spread to judge
+  // The stopping rule's spread (no sort) is summarize's, unsorted input included.
+  EXPECT_NEAR(kcnn::bench::rel_spread({1.4, 1.0, 1.0, 1.0}), 0.2 / 1.1, 1e-12);
+  EXPECT_EQ(kcnn::bench::rel_spread({2.0}), 0.0);
+  EXPECT_EQ(kcnn::bench::rel_spread({}), 0.0);
 }
 
 TEST(Results, ResumeAdoptsTheRowsOtherRanksLeftBesideTheFile) {

@@ -127,7 +127,7 @@ class case_measurement {
       samples_.push_back(sample(launches_));
       const int n = int(samples_.size());
       const bool stop = n >= p.max_reps ||
-                        (n >= p.min_reps && (summarize(samples_).rel_spread() < p.target_spread || budget.seconds() > p.budget_s));
+                        (n >= p.min_reps && (rel_spread(samples_) < p.target_spread || budget.seconds() > p.budget_s));
       if (env_.ranks.agree_max(stop ? 1 : 0, "the repetitions of " + what_) == 1) break;
     }
   }

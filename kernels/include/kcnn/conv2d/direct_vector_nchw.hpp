@@ -155,6 +155,11 @@ struct conv_vector_nchw_functor {
     const int sh = p.row_stride(), sw = p.col_stride(), dh = p.dilation_h, dw = p.dilation_w;
     const int ow0 = owb * PXB;
     const int npx = Q - ow0 < PXB ? Q - ow0 : PXB;
+    // The item's output rows, fetched for writing while it computes (the stores would wait on
+    // their read-for-ownership: U-Net's first layer 1.6x faster, DeepLab's classifier 1.5x, one
+    // thread).
+    for (int j = 0; j < kn; ++j)
+        prefetch_host<true>(y + ((std::size_t(n) * p.k + k0 + j) * p.p() + oh) * std::size_t(Q) + ow0, npx * sizeof(float));
     // Fixed trip counts everywhere (j < KB, v < PV): an accumulator indexed by a runtime bound
     // lives on the stack, and then so do all of them.
     vec acc[KB][PV];
