@@ -140,10 +140,17 @@ TEST(Stats, NoisyRowsAreMarkedWithTheirSpread) {
   const auto quiet = kcnn::bench::summarize({1.0, 1.01, 0.99});
   EXPECT_EQ(kcnn::bench::noisy_note(quiet, 3, 0.05), "");
   EXPECT_EQ(kcnn::bench::noisy_note(noisy, 1, 0.05), "");  // one sample: no spread to judge
-  // The stopping rule's spread (no sort) is summarize's, unsorted input included.
-  EXPECT_NEAR(kcnn::bench::rel_spread({1.4, 1.0, 1.0, 1.0}), 0.2 / 1.1, 1e-12);
-  EXPECT_EQ(kcnn::bench::rel_spread({2.0}), 0.0);
-  EXPECT_EQ(kcnn::bench::rel_spread({}), 0.0);
+  // The stopping rule's running spread is summarize's, sample by sample.
+  kcnn::bench::running_spread r;
+  EXPECT_EQ(r.rel_spread(), 0.0);
+  r.add(1.4);
+  EXPECT_EQ(r.rel_spread(), 0.0);  // one sample
+  for (double x : {1.0, 1.0, 1.0}) r.add(x);
+  EXPECT_NEAR(r.rel_spread(), 0.2 / 1.1, 1e-12);
+  const std::vector<double> v = {3e-4, 1.2e-4, 1.25e-4, 9e-5, 1.1e-4};
+  kcnn::bench::running_spread w;
+  for (double x : v) w.add(x);
+  EXPECT_NEAR(w.rel_spread(), kcnn::bench::summarize(v).rel_spread(), 1e-12);
 }
 
 TEST(Results, ResumeAdoptsTheRowsOtherRanksLeftBesideTheFile) {

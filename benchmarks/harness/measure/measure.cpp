@@ -123,11 +123,14 @@ class case_measurement {
   void sample_until_stop() {
     const timing_policy& p = env_.policy;
     Kokkos::Timer budget;
+    running_spread spread;
+    for (double x : samples_) spread.add(x);
     while (true) {
       samples_.push_back(sample(launches_));
+      spread.add(samples_.back());
       const int n = int(samples_.size());
       const bool stop = n >= p.max_reps ||
-                        (n >= p.min_reps && (rel_spread(samples_) < p.target_spread || budget.seconds() > p.budget_s));
+                        (n >= p.min_reps && (spread.rel_spread() < p.target_spread || budget.seconds() > p.budget_s));
       if (env_.ranks.agree_max(stop ? 1 : 0, "the repetitions of " + what_) == 1) break;
     }
   }

@@ -631,18 +631,14 @@ class conv_vector_gpu_plan {
     sum_label_ = label + "_sum";
     const bool depthwise = p.c_per_group() == 1 && p.k_per_group() == 1;
     const auto unit = conv_vector_load_unit<Exec>(p);
-    const long outputs = long(p.n) * p.p() * p.q() * p.k;
     const long threads = (long(p.n) * p.p() * p.q() + unit[0] - 1) / unit[0] * (kpad / unit[1]) *
                          (depthwise ? 1 : p.groups) * conv_vector_pad;
-    const int cpg = p.c_per_group();
-    const int splits = depthwise ? 1 : conv_vector_gpu_splits(threads, cpg, p.r * p.s, outputs);
-    csplit_ = (cpg + splits - 1) / splits;
-    splits_ = (cpg + csplit_ - 1) / csplit_;
-    partial_ = splits_ > 1 ? view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".partial"),
-                                  std::size_t(splits_) * std::size_t(outputs))
-                           : view();
+    // Depthwise: one input channel per group, nothing to split.
+    if (!depthwise)
+      split_.plan(threads, p.c_per_group(), p.r * p.s, std::size_t(p.n) * p.p() * p.q() * p.k, 1, 65536,
+                  label + ".partial");
   }
-  double workspace_bytes() const { return double(partial_.span()) * sizeof(float); }
+  double workspace_bytes() const { return split_.workspace_bytes(); }
 
   template <class Bias>
   void operator()(const Exec& exec, const float* x, const float* pack, const float* zeros, const Bias& bias,
@@ -663,20 +659,16 @@ class conv_vector_gpu_plan {
     const bool depthwise = p_.c_per_group() == 1 && p_.k_per_group() == 1;
     const int kgroups = kpad_ / (conv_vector_pad * KV) * (depthwise ? 1 : p_.groups);
     const long pixel_blocks = (long(p_.n) * p_.p() * p_.q() + PX - 1) / PX;
-    launch_range(label_.c_str(), exec, std::size_t(pixel_blocks) * splits_ * kgroups * conv_vector_pad,
-                 conv_vector_gpu_functor<KV, PX, Bias>{x, pack, zeros, bias, splits_ > 1 ? partial_.data() : y, p_,
-                                                       kpad_, kgroups, depthwise, splits_, csplit_});
-    if (splits_ > 1) {
-      const std::size_t outputs = std::size_t(p_.n) * p_.p() * p_.q() * p_.k;
-      launch_range(sum_label_.c_str(), exec, outputs,
-                   conv_vector_split_sum_functor<Bias>{partial_.data(), bias, y, p_.k, splits_, outputs, 1});
-    }
+    launch_range(label_.c_str(), exec, std::size_t(pixel_blocks) * split_.splits * kgroups * conv_vector_pad,
+                 conv_vector_gpu_functor<KV, PX, Bias>{x, pack, zeros, bias, split_.target(y), p_, kpad_, kgroups,
+                                                       depthwise, split_.splits, split_.csplit});
+    split_.sum(sum_label_.c_str(), exec, bias, y, p_.k);
   }
 
   conv2d_params p_;
-  int kpad_ = 0, splits_ = 1, csplit_ = 0;
+  int kpad_ = 0;
   std::string label_, sum_label_;
-  view partial_;
+  conv_vector_split_plan<view> split_;
 };
 
 // MDRange functor over (image, output row, channel block) running a tile functor's depthwise_row.

@@ -65,6 +65,36 @@ struct conv_vector_split_sum_functor {
   }
 };
 
+// A GPU split reduction, planned once by prepare and run after each launch: the input channels of
+// a group cut into `splits` segments of `csplit` channels (the last one shorter), the launch
+// writing its partial sums to `partial` (splits x outputs floats), then the sum pass. One segment
+// (splits == 1): no workspace and no second pass.
+template <class View>
+struct conv_vector_split_plan {
+  int splits = 1, csplit = 0;
+  View partial;
+  std::size_t outputs = 0, inner = 1;  // the output's floats; the sum pass's bias index divisor
+
+  // threads: the launch's threads without a split; cpg: input channels per group; taps: r x s.
+  void plan(long threads, int cpg, int taps, std::size_t outputs_, std::size_t inner_, long wave,
+            const std::string& label) {
+    outputs = outputs_;
+    inner = inner_;
+    const int cut = conv_vector_gpu_splits(threads, cpg, taps, long(outputs), wave);
+    csplit = (cpg + cut - 1) / cut;
+    splits = (cpg + csplit - 1) / csplit;
+    partial = splits > 1 ? View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), std::size_t(splits) * outputs)
+                         : View();
+  }
+  // Where the launch writes: the partial sums when split, else the output.
+  float* target(float* y) const { return splits > 1 ? partial.data() : y; }
+  template <class Exec, class Bias>
+  void sum(const char* label, const Exec& exec, const Bias& bias, float* y, int k) const {
+    if (splits > 1)
+      launch_range(label, exec, outputs, conv_vector_split_sum_functor<Bias>{partial.data(), bias, y, k, splits, outputs, inner});
+  }
+  double workspace_bytes() const { return double(partial.span()) * sizeof(float); }
+};
 
 // Output channels per block (KB) and vectors of pixels per host item (PV) for kpg output channels
 // per group: every channel of a head of up to 24 in one block (the input is read once), KB x PV
@@ -324,18 +354,12 @@ class conv2d_direct_vector_nchw_state {
       // A launch of a thread per output pixel and channel block leaves most of a GPU idle on a
       // head of 1 to 24 channels at batch 1 (a tenth of a wave): the input channels are split as
       // in the nhwc form, the partial sums added by a second pass.
-      const long outputs = long(p.n) * p.k * p.p() * p.q();
       const long threads = long(p.n) * p.groups * kblocks_ * p.p() * p.q();
-      const int cpg = p.c_per_group();
-      const int splits = conv_vector_gpu_splits(threads, cpg, p.r * p.s, outputs, 1L << 18);
-      csplit_ = (cpg + splits - 1) / splits;
-      splits_ = (cpg + csplit_ - 1) / csplit_;
-      partial_ = splits_ > 1 ? pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::conv2d_direct_vector_nchw.partial"),
-                                         std::size_t(splits_) * std::size_t(outputs))
-                             : pack_view();
+      split_.plan(threads, p.c_per_group(), p.r * p.s, std::size_t(p.n) * p.k * p.p() * p.q(),
+                  std::size_t(p.p()) * p.q(), 1L << 18, "kcnn::conv2d_direct_vector_nchw.partial");
     }
   }
-  double workspace_bytes() const { return double(pack_.span() + partial_.span()) * sizeof(float); }
+  double workspace_bytes() const { return double(pack_.span()) * sizeof(float) + split_.workspace_bytes(); }
   // The unit that shares loads, for the traffic model: {output pixels, output channels}.
   static std::array<int, 2> load_unit(const conv2d_params& p) {
     const auto sh = conv_vector_nchw_shape_for(p.k_per_group());
@@ -359,17 +383,13 @@ class conv2d_direct_vector_nchw_state {
   void launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
     const int kitems = kblocks_ * p_.groups;
     if constexpr (!host_backend<Exec>) {
-      const std::size_t outputs = std::size_t(p_.n) * p_.k * p_.p() * p_.q();
-      const std::size_t total = std::size_t(splits_) * p_.n * kitems * std::size_t(p_.p()) * p_.q();
+      const std::size_t total = std::size_t(split_.splits) * p_.n * kitems * std::size_t(p_.p()) * p_.q();
       if (total > std::size_t(2147483647))
         throw std::invalid_argument("kcnn::conv2d (variant direct_vector, nchw): layer too large for one launch");
       launch_range("kcnn::conv2d_direct_vector_nchw", exec, total,
-                   conv_vector_nchw_gpu_functor<KB, Bias>{x, pack_.data(), bias, splits_ > 1 ? partial_.data() : y, p_,
-                                                          kblocks_, splits_, csplit_});
-      if (splits_ > 1)
-        launch_range("kcnn::conv2d_direct_vector_nchw_sum", exec, outputs,
-                     conv_vector_split_sum_functor<Bias>{partial_.data(), bias, y, p_.k, splits_, outputs,
-                                                         std::size_t(p_.p()) * p_.q()});
+                   conv_vector_nchw_gpu_functor<KB, Bias>{x, pack_.data(), bias, split_.target(y), p_, kblocks_,
+                                                          split_.splits, split_.csplit});
+      split_.sum("kcnn::conv2d_direct_vector_nchw_sum", exec, bias, y, p_.k);
     } else {
       constexpr int W = lane_width<Exec>;
       conv2d_params q = p_;
@@ -394,8 +414,8 @@ class conv2d_direct_vector_nchw_state {
   conv2d_params p_;
   conv_vector_nchw_shape shape_{8, 3};
   int kblocks_ = 0;
-  int splits_ = 1, csplit_ = 0;  // GPU split reduction
-  pack_view pack_, partial_;
+  pack_view pack_;
+  conv_vector_split_plan<pack_view> split_;  // GPU builds
 };
 
 }  // namespace detail
