@@ -136,10 +136,15 @@ TEST(ComputeVariants, Conv2dDepthwise) {
   EXPECT_GE(check_all_variants(spec("dw64_s2", "conv2d", 1, 64, 9, 41, 64, 3, 3, 2, 1, 64)).kcnn_portable, 24);
   // Stride 2 through the sliding rows too (5-wide, 48 channels: 3 vectors x 4 pixels).
   EXPECT_GE(check_all_variants(spec("dw48_5x5_s2", "conv2d", 1, 48, 9, 37, 48, 5, 5, 2, 2, 48)).kcnn_portable, 24);
-  // direct_vector's host row walk (whole channel blocks): rows narrower than a tile (5 and 2
-  // output columns), and a dilation along h only (the walk takes any dilation_h).
+  // direct_vector's host row walk (whole channel blocks): a 5-wide row (96 channels: one tile of
+  // 4 pixels and a partial one of 1), a row narrower than a tile (2 columns; 64 channels: tiles
+  // of 4), a narrow padded row (3 columns, pad 1), per-axis strides (2 x 1 and 1 x 2) and a
+  // dilation along h only (the walk takes any stride and dilation along h).
   EXPECT_GE(check_all_variants(spec("dw96_5x5plane", "conv2d", 2, 96, 5, 5, 96, 3, 3, 1, 1, 96)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("dw64_q2", "conv2d", 1, 64, 7, 7, 64, 5, 5, 2, 0, 64)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("dw32_q3", "conv2d", 2, 32, 5, 3, 32, 3, 3, 1, 1, 32)).kcnn_portable, 24);
+  check_geometry(spec("dw48_s2x1", "conv2d", 1, 48, 11, 13, 48, 3, 3, 1, 1, 48, [](layer_spec& l) { l.stride_h = 2; }));
+  check_geometry(spec("dw64_s1x2", "conv2d", 1, 64, 9, 21, 64, 5, 5, 1, 2, 64, [](layer_spec& l) { l.stride_w = 2; }));
   check_geometry(spec("dw32_dil_h", "conv2d", 1, 32, 12, 20, 32, 3, 3, 1, 1, 32, [](layer_spec& l) {
     l.dilation_h = 2; l.pad_h = 2; l.pad_h_end = 1;
   }));

@@ -11,7 +11,8 @@
 //     multiply-adds per KV + PX loads;
 //   * depthwise layers (one input and one output channel per group) have no channel reduction:
 //     there the lanes are channels (KV x W of them; host: 3 x 16 x 4 pixels when the channels
-//     are whole blocks of 48, else 1 x 16 x 8), the input values are contiguous channels of a
+//     are whole blocks of 48, 4 x 16 x 4 of 64, 2 x 16 x 8 of 32, else 1 x 16 x 8), the input
+//     values are contiguous channels of a
 //     pixel too, and the weights [r][s][c] are KV vectors per tap.
 // On a host W = 16 (one AVX-512 register; float_lanes, a vector-extension type), KV = 2, PX = 8:
 // 16 accumulator registers, 10 loads per 16 FMAs (KV = 1 left the FMA chains short of the FMA
@@ -21,7 +22,8 @@
 //   * depthwise tiles whose taps lie inside the input use one base pointer; stride-1 and 2, 3- and
 //     5-wide rows load each input column once for all the taps that read it (sliding_row); when
 //     every channel block is whole, a work item is a whole output row (depthwise_row);
-//   * a tile's output lines are prefetched for writing before its stores;
+//   * the output lines of a tile (not of the grouped lanes') are prefetched for writing before
+//     its stores;
 //   * groups of 2 to 16 channels in and out (ResNeXt: 4) put several groups in one block of
 //     lanes (grouped_tile), each lane's input channel taken from its pixel's block by a permute;
 //     16-channel groups (one group per vector) broadcast each input value from memory instead.
@@ -537,8 +539,8 @@ struct conv_vector_gpu_functor {
   int kpad;     // general: k per group padded to L; depthwise: k padded
   int kgroups;  // channel groups of L * KV per launch (over all conv groups)
   bool depthwise;
-  // Split reduction (fc): splits > 1 cuts the input channels into segments of csplit, one per
-  // item; item `split` writes its partial sums, without the bias, to y + split * npix * K.
+  // Split reduction (conv2d and fc): splits > 1 cuts the input channels into segments of
+  // csplit, one per item; item `split` writes its partial sums, without the bias, to y + split * npix * K.
   int splits = 1, csplit = 0;
 
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
@@ -634,6 +636,7 @@ class conv_vector_gpu_plan {
     const long threads = (long(p.n) * p.p() * p.q() + unit[0] - 1) / unit[0] * (kpad / unit[1]) *
                          (depthwise ? 1 : p.groups) * conv_vector_pad;
     // Depthwise: one input channel per group, nothing to split.
+    split_ = {};
     if (!depthwise)
       split_.plan(threads, p.c_per_group(), p.r * p.s, std::size_t(p.n) * p.p() * p.q() * p.k, 1, 65536,
                   label + ".partial");
@@ -712,8 +715,9 @@ class conv2d_direct_vector_state {
   void operator()(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
     // Depthwise on a host: 3 vectors x 4 pixels where the channels are whole blocks of 48 (every
     // MobileNet V2 depthwise layer but the first: 8.1 ms against 12.7 for 1 x 8 at 32 x 144 x
-    // 56 x 56, one thread), otherwise 1 x 8 (a partial block of 2 or 3 vectors takes the slow
-    // masked copy of the tile for a third of the channels).
+    // 56 x 56, one thread), else 4 x 4 for blocks of 64, 2 x 8 for blocks of 32, otherwise 1 x 8
+    // (a partial block of 2 or 3 vectors takes the slow masked copy of the tile for a third of
+    // the channels).
     if constexpr (!host_backend<Exec>) {
       gpu_(exec, in.view().data(), pack_.data(), zeros_.data(), bias, out.view().data());
     } else {
@@ -758,7 +762,8 @@ class conv2d_direct_vector_state {
     conv_vector_nhwc_functor<W, KV, PX, Bias> f{x, pack_.data(), zeros_.data(), bias, y, p_, kpad_,
                                                 kblocks, depthwise_, group_lanes_};
     // Depthwise layers the row walk covers: an MDRange over (image, row, channel block), a tile
-    // being a row's channel blocks (a contiguous run of the output), split as above.
+    // being a row's channel blocks (a contiguous run of the output), split as above when that
+    // leaves too few tiles.
     if (depthwise_ && span % (W * KV) == 0 && p_.dilation_w == 1 && (p_.s == 3 || p_.s == 5) &&
         (p_.col_stride() == 1 || p_.col_stride() == 2)) {
       f.out_h = p_.p();

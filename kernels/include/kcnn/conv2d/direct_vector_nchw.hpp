@@ -189,7 +189,7 @@ struct conv_vector_nchw_functor {
     // their read-for-ownership: U-Net's first layer 1.6x faster, DeepLab's classifier 1.5x, one
     // thread).
     for (int j = 0; j < kn; ++j)
-        prefetch_host<true>(y + ((std::size_t(n) * p.k + k0 + j) * p.p() + oh) * std::size_t(Q) + ow0, npx * sizeof(float));
+      prefetch_host<true>(y + ((std::size_t(n) * p.k + k0 + j) * p.p() + oh) * std::size_t(Q) + ow0, npx * sizeof(float));
     // Fixed trip counts everywhere (j < KB, v < PV): an accumulator indexed by a runtime bound
     // lives on the stack, and then so do all of them.
     vec acc[KB][PV];
