@@ -143,6 +143,11 @@ TEST(ComputeVariants, Conv2dDepthwise) {
   EXPECT_GE(check_all_variants(spec("dw96_5x5plane", "conv2d", 2, 96, 5, 5, 96, 3, 3, 1, 1, 96)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("dw64_q2", "conv2d", 1, 64, 7, 7, 64, 5, 5, 2, 0, 64)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("dw32_q3", "conv2d", 2, 32, 5, 3, 32, 3, 3, 1, 1, 32)).kcnn_portable, 24);
+  // A row's last pixels past its whole tiles (tiles of 8 for 16 and 32 channels): 7 with no
+  // whole tile, 6, and 1 after two whole tiles.
+  EXPECT_GE(check_all_variants(spec("dw16_q7", "conv2d", 2, 16, 7, 7, 16, 3, 3, 1, 1, 16)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("dw32_q14", "conv2d", 1, 32, 5, 14, 32, 3, 3, 1, 1, 32)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("dw16_q17", "conv2d", 1, 16, 4, 17, 16, 3, 3, 1, 1, 16)).kcnn_portable, 24);
   check_geometry(spec("dw48_s2x1", "conv2d", 1, 48, 11, 13, 48, 3, 3, 1, 1, 48, [](layer_spec& l) { l.stride_h = 2; }));
   check_geometry(spec("dw64_s1x2", "conv2d", 1, 64, 9, 21, 64, 5, 5, 1, 2, 64, [](layer_spec& l) { l.stride_w = 2; }));
   check_geometry(spec("dw32_dil_h", "conv2d", 1, 32, 12, 20, 32, 3, 3, 1, 1, 32, [](layer_spec& l) {

@@ -54,6 +54,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace kcnn {
 
@@ -257,13 +258,14 @@ struct conv_vector_nhwc_functor {
     }
   }
 
-  // One filter row of a depthwise tile, stride SW: the row reads input columns col0 + j, j <
-  // (PX - 1) SW + S, of `row` (pixel i's tap s is column col0 + i SW + s); only j in [lo, hi) is
-  // inside the input and read, the others are zeros. wp: the row's packed weights ([s][k padded]).
-  template <int S, int SW, class Vec>
+  // One filter row of a depthwise tile's first NP pixels, stride SW: the row reads input columns
+  // col0 + j, j < (NP - 1) SW + S, of `row` (pixel i's tap s is column col0 + i SW + s); only j in
+  // [lo, hi) is inside the input and read, the others are zeros. wp: the row's packed weights
+  // ([s][k padded]).
+  template <int S, int SW, int NP, class Vec>
   KOKKOS_FORCEINLINE_FUNCTION void sliding_row(Vec (&acc)[PX][KV], const float* row, int col0, const float* wp, int C,
                                                int lo, int hi) const {
-    constexpr int J = (PX - 1) * SW + S;
+    constexpr int J = (NP - 1) * SW + S;
     const bool inside = lo <= 0 && hi >= J;
     KCNN_UNROLL_TILE
     for (int v = 0; v < KV; ++v) {
@@ -280,9 +282,21 @@ struct conv_vector_nhwc_functor {
           load_lanes<W>(xs[j], j >= lo && j < hi ? row + std::ptrdiff_t(col0 + j) * C + v * W : zero);
       }
       KCNN_UNROLL_TILE
-      for (int i = 0; i < PX; ++i)
+      for (int i = 0; i < NP; ++i)
         KCNN_UNROLL_TILE
         for (int s = 0; s < S; ++s) madd_each_lane<W>(acc[i][v], xs[i * SW + s], wv[s]);
+    }
+  }
+  // sliding_row for the layer's filter width (3 or 5) and stride along w (1 or 2).
+  template <int NP, class Vec>
+  KOKKOS_FORCEINLINE_FUNCTION void sliding_row_for(Vec (&acc)[PX][KV], const float* row, int col0, const float* wp,
+                                                   int C, int lo, int hi) const {
+    if (p.col_stride() == 2) {
+      if (p.s == 3) sliding_row<3, 2, NP>(acc, row, col0, wp, C, lo, hi);
+      else sliding_row<5, 2, NP>(acc, row, col0, wp, C, lo, hi);
+    } else {
+      if (p.s == 3) sliding_row<3, 1, NP>(acc, row, col0, wp, C, lo, hi);
+      else sliding_row<5, 1, NP>(acc, row, col0, wp, C, lo, hi);
     }
   }
 
@@ -294,10 +308,12 @@ struct conv_vector_nhwc_functor {
   // 1.14-1.20x faster this way), and the next tile's output lines fetched for writing while this
   // one computes (the stores no longer wait on their read-for-ownership: 1.2-1.4x on the 56 x 56
   // to 150 x 150 planes; MobileNet's 13 depthwise layers from 1.31x to 1.09x oneDNN in geometric
-  // mean, interleaved runs, one thread).
+  // mean, interleaved runs, one thread). A row's last out_w mod PX pixels are a tile of their own
+  // size, not a whole tile with its extra pixels computed and dropped (7-, 10- and 14-wide rows:
+  // 3-8 % faster, interleaved runs).
   KOKKOS_INLINE_FUNCTION void depthwise_row(const int n, const int oh, const int kb) const {
     using vec = float_lanes<W>;
-    const int k0 = kb * B, H = p.h, Wd = p.w, C = p.c, S = p.s, sw = p.col_stride(), pl = p.pad_left();
+    const int k0 = kb * B;
     vec bv[KV];
     KCNN_UNROLL_TILE
     for (int v = 0; v < KV; ++v) {
@@ -305,41 +321,44 @@ struct conv_vector_nhwc_functor {
       for (int l = 0; l < W; ++l) b[l] = float(bias(k0 + v * W + l));
       load_lanes<W>(bv[v], b);
     }
-    const float* const image = x + std::size_t(n) * H * Wd * C + k0;
+    const float* const image = x + std::size_t(n) * p.h * p.w * p.c + k0;
     float* const yrow = y + (std::size_t(n) * out_h + oh) * std::size_t(out_w) * p.k + k0;
     const int ih0 = oh * p.row_stride() - p.pad_top();
     for (int i = 0; i < PX && i < out_w; ++i) prefetch_host<true>(yrow + std::size_t(i) * p.k, B * sizeof(float));
-    for (int ow0 = 0; ow0 < out_w; ow0 += PX) {
-      for (int i = ow0 + PX; i < ow0 + 2 * PX && i < out_w; ++i)
-        prefetch_host<true>(yrow + std::size_t(i) * p.k, B * sizeof(float));
-      vec acc[PX][KV];
+    int ow0 = 0;
+    for (; ow0 + PX <= out_w; ow0 += PX) depthwise_row_tile<PX>(bv, image, yrow, k0, ih0, ow0);
+    if (ow0 < out_w) depthwise_row_tail(bv, image, yrow, k0, ih0, ow0, std::make_integer_sequence<int, PX - 1>{});
+  }
+  template <int... Ns>
+  KOKKOS_FORCEINLINE_FUNCTION void depthwise_row_tail(const float_lanes<W> (&bv)[KV], const float* image, float* yrow,
+                                                      int k0, int ih0, int ow0, std::integer_sequence<int, Ns...>) const {
+    const int np = out_w - ow0;
+    ((np == Ns + 1 ? depthwise_row_tile<Ns + 1>(bv, image, yrow, k0, ih0, ow0) : void()), ...);
+  }
+  // NP output pixels of a row from column ow0 (depthwise_row).
+  template <int NP>
+  KOKKOS_FORCEINLINE_FUNCTION void depthwise_row_tile(const float_lanes<W> (&bv)[KV], const float* image, float* yrow,
+                                                      int k0, int ih0, int ow0) const {
+    using vec = float_lanes<W>;
+    const int H = p.h, Wd = p.w, C = p.c, S = p.s;
+    for (int i = ow0 + PX; i < ow0 + 2 * PX && i < out_w; ++i)
+      prefetch_host<true>(yrow + std::size_t(i) * p.k, B * sizeof(float));
+    vec acc[PX][KV];
+    KCNN_UNROLL_TILE
+    for (int i = 0; i < NP; ++i)
       KCNN_UNROLL_TILE
-      for (int i = 0; i < PX; ++i)
-        KCNN_UNROLL_TILE
-        for (int v = 0; v < KV; ++v) acc[i][v] = bv[v];
-      const int col0 = ow0 * sw - pl;  // input column of pixel 0's first tap
-      const int lo = col0 < 0 ? -col0 : 0, hi = Wd - col0;  // columns j in [lo, hi) are inside
-      for (int r = 0; r < p.r; ++r) {
-        const int ih = ih0 + r * p.dilation_h;
-        if (ih < 0 || ih >= H) continue;
-        const float* const row = image + std::size_t(ih) * Wd * C;
-        const float* const wp = pack + std::size_t(r) * S * kpad + k0;
-        if (sw == 2) {
-          if (S == 3) sliding_row<3, 2>(acc, row, col0, wp, C, lo, hi);
-          else sliding_row<5, 2>(acc, row, col0, wp, C, lo, hi);
-        } else {
-          if (S == 3) sliding_row<3, 1>(acc, row, col0, wp, C, lo, hi);
-          else sliding_row<5, 1>(acc, row, col0, wp, C, lo, hi);
-        }
-      }
-      const int npx = out_w - ow0 < PX ? out_w - ow0 : PX;
-      KCNN_UNROLL_TILE
-      for (int i = 0; i < PX; ++i) {
-        if (i >= npx) break;
-        KCNN_UNROLL_TILE
-        for (int v = 0; v < KV; ++v) store_lanes<W>(yrow + std::size_t(ow0 + i) * p.k + v * W, acc[i][v]);
-      }
+      for (int v = 0; v < KV; ++v) acc[i][v] = bv[v];
+    const int col0 = ow0 * p.col_stride() - p.pad_left();  // input column of pixel 0's first tap
+    const int lo = col0 < 0 ? -col0 : 0, hi = Wd - col0;  // columns j in [lo, hi) are inside
+    for (int r = 0; r < p.r; ++r) {
+      const int ih = ih0 + r * p.dilation_h;
+      if (ih < 0 || ih >= H) continue;
+      sliding_row_for<NP>(acc, image + std::size_t(ih) * Wd * C, col0, pack + std::size_t(r) * S * kpad + k0, C, lo, hi);
     }
+    KCNN_UNROLL_TILE
+    for (int i = 0; i < NP; ++i)
+      KCNN_UNROLL_TILE
+      for (int v = 0; v < KV; ++v) store_lanes<W>(yrow + std::size_t(ow0 + i) * p.k + v * W, acc[i][v]);
   }
 
   template <bool FullBlock>
@@ -391,13 +410,7 @@ struct conv_vector_nhwc_functor {
           const int col0 = ow0 * sw - pl;  // input column of pixel 0's first tap
           const int lo = col0 < 0 ? -col0 : 0, hi = Wd - col0;  // columns j in [lo, hi) are inside
           const float* const wp = pack + std::size_t(r) * p.s * kpad + kg0;
-          if (sw == 2) {
-            if (p.s == 3) sliding_row<3, 2>(acc, row, col0, wp, C, lo, hi);
-            else sliding_row<5, 2>(acc, row, col0, wp, C, lo, hi);
-          } else {
-            if (p.s == 3) sliding_row<3, 1>(acc, row, col0, wp, C, lo, hi);
-            else sliding_row<5, 1>(acc, row, col0, wp, C, lo, hi);
-          }
+          sliding_row_for<PX>(acc, row, col0, wp, C, lo, hi);
           continue;
         }
       }
