@@ -164,6 +164,12 @@ TEST(ComputeVariants, Conv2dFewInputChannels) {
   // (s, c) loop on a host; k = 40: a full block and a partial one.
   EXPECT_GE(check_all_variants(spec("c1", "conv2d", 2, 1, 12, 40, 40, 3, 3, 1, 0, 1)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("c3_s2", "conv2d", 1, 3, 20, 44, 32, 7, 7, 2, 3, 1)).kcnn_portable, 24);
+  // Whole blocks of 64 output channels: direct_vector's 4 x 6 host tile (its second pair of
+  // vectors in the next block of the packed weights): an RGB stem (4 whole tiles and a partial
+  // one), one input channel with two blocks of 64, and 2 groups of 4 input channels each.
+  EXPECT_GE(check_all_variants(spec("c3_k64_s2", "conv2d", 1, 3, 13, 50, 64, 7, 7, 2, 3, 1)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("c1_k128", "conv2d", 2, 1, 9, 30, 128, 3, 3, 1, 0, 1)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("g2_c4_k128", "conv2d", 1, 8, 9, 20, 128, 3, 3, 1, 1, 2)).kcnn_portable, 24);
 }
 TEST(ComputeVariants, Conv2dNchwVectorFewChannels) {
   // direct_vector in nchw (kcnn/conv2d/direct_vector_nchw.hpp): lanes along the output row, a
