@@ -239,6 +239,7 @@ class fc_direct_vector_state {
       constexpr int W = conv_vector_lanes<Exec>, KV = conv_vector_vectors<Exec>, PX = conv_vector_pixels<Exec>;
       const int kblocks = (p_.k + W * KV - 1) / (W * KV), nblocks = (p_.n + PX - 1) / PX;
       using inner = conv_vector_nhwc_functor<W, KV, PX, Bias>;
+      static_assert(KV * W <= conv_vector_pad, "fc's tile reads one block of packed weights (wblock left 0)");
       const inner f{x, pack_.data(), zeros_.data(), bias, y, row(), kpad_, kblocks, false, 0};
       launch_mdrange<2, Kokkos::Iterate::Right>("kcnn::fc_direct_vector", exec, {0, 0}, {kblocks, nblocks}, {1, nblocks},
                                                 KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });

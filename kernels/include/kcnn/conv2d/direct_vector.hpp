@@ -20,8 +20,9 @@
 //   * a dense layer's filter row whose taps all lie inside the input is one loop over its S x C
 //     contiguous (s, c) pairs (layers with 1 or 3 input channels); layers with at most 4 input
 //     channels per group and whole blocks of 64 output channels take 4 vectors x 6 pixels, and
-//     layers with at most 16 output channels per group 1 vector x 16 pixels; a pointwise row
-//     fetches the next tile's input into the cache while a tile computes;
+//     other layers with at most 16 output channels per group 1 vector x 16 pixels
+//     (conv_vector_host_tile); a pointwise row fetches the next tile's input into the cache while
+//     a tile computes;
 //   * depthwise tiles whose taps lie inside the input use one base pointer; stride-1 and 2, 3- and
 //     5-wide rows load each input column once for all the taps that read it (sliding_row); when
 //     every channel block is whole, a work item is a whole output row (depthwise_row);
@@ -78,6 +79,30 @@ inline constexpr int conv_vector_depthwise_pixels = host_backend<Exec> ? 4 : 4;
 // adjacent threads read one 128-byte run).
 inline constexpr int conv_vector_pad = 32;
 
+// Host: groups of G = c/g = k/g channels (2, 4, 8 or 16) that share a block of lanes
+// (grouped_tile), else 0.
+inline int conv_vector_group_lanes(const conv2d_params& p) {
+  const int g = p.k_per_group();
+  const bool depthwise = p.c_per_group() == 1 && g == 1;
+  return !depthwise && p.groups > 1 && p.c_per_group() == g && (g == 2 || g == 4 || g == 8 || g == 16) &&
+                 p.k % conv_vector_pad == 0
+             ? g
+             : 0;
+}
+// Host tile {KV vectors, PX pixels} of a layer that is neither depthwise nor in grouped lanes:
+// 1 x 16 for at most W output channels per group (a box or class head: 2 x 8 spent half its
+// multiply-adds on padding; RPN's box head 1.13-1.2x faster), 4 x 6 for at most 4 input channels
+// per group and whole blocks of 4 W output channels (an RGB stem, U-Net's single channel: each
+// input value broadcast to 4 FMAs instead of 2; ResNet-50's stem 1.07-1.23x, U-Net's first layer
+// 1.17-1.29x faster, interleaved runs, one thread), else 2 x 8.
+template <class Exec>
+inline std::array<int, 2> conv_vector_host_tile(const conv2d_params& p) {
+  constexpr int W = conv_vector_lanes<Exec>;
+  if (p.k_per_group() <= W) return {1, 16};
+  if (p.c_per_group() <= 4 && p.k_per_group() % (4 * W) == 0) return {4, 6};
+  return {conv_vector_vectors<Exec>, conv_vector_pixels<Exec>};
+}
+
 // The packed weights: general layers [g][k block][r][s][c in group][k in block] (blocks of
 // conv_vector_pad channels); depthwise [r][s][k padded]; grouped lanes (host: groups of G = c/g =
 // k/g channels, blocks spanning several groups) [k block][r][s][c in group][k in block]. Zero in
@@ -132,7 +157,7 @@ struct conv_vector_nhwc_functor {
   static constexpr int B = W * KV;
   const float* x;
   const float* pack;
-  const float* zero;  // C + B zeros: what a pixel outside the input (padding, past the row's end) reads
+  const float* zero;  // C + 32 zeros: what a pixel outside the input (padding, past the row's end) reads
   Bias bias;
   float* y;
   conv2d_params p;
@@ -141,17 +166,21 @@ struct conv_vector_nhwc_functor {
   int group_lanes = 0;  // G > 0: grouped lanes, G = c/g = k/g channels per group, blocks over all k
   int out_h = 0, out_w = 0;  // p.p() and p.q(), for depthwise_row (no division per item)
   // Dense and general groups: floats between consecutive blocks of P = 32 channels in the packed
-  // weights (r s c/g P); vector v of a tile is at (v W / P) blocks + (v W) mod P.
+  // weights (r s c/g P); vector v of a tile is at (v W / P) blocks + (v W) mod P from the tile's
+  // first channel (kg0, a multiple of B: on a block boundary whenever B > P). fc leaves it 0 (its
+  // tiles are one block: fc.hpp asserts KV W <= P).
   std::size_t wblock = 0;
   KOKKOS_FORCEINLINE_FUNCTION std::size_t wofs(int v) const {
     return std::size_t(v * W / conv_vector_pad) * wblock + std::size_t(v * W % conv_vector_pad);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const int n, const int oh, const int owb, const int kb) const {
-    if (group_lanes == 2) return grouped_tile<2>(n, oh, owb, kb);
-    if (group_lanes == 4) return grouped_tile<4>(n, oh, owb, kb);
-    if (group_lanes == 8) return grouped_tile<8>(n, oh, owb, kb);
-    if (group_lanes == 16) return grouped_tile<16>(n, oh, owb, kb);
+    if constexpr (KV * W <= conv_vector_pad) {  // the grouped lanes' launches (one block of weights)
+      if (group_lanes == 2) return grouped_tile<2>(n, oh, owb, kb);
+      if (group_lanes == 4) return grouped_tile<4>(n, oh, owb, kb);
+      if (group_lanes == 8) return grouped_tile<8>(n, oh, owb, kb);
+      if (group_lanes == 16) return grouped_tile<16>(n, oh, owb, kb);
+    }
     // A partial channel block (the last of a layer whose channels are not a multiple of B) has
     // its own copy of the tile: a branch on it inside the tap loop kept GCC from unrolling the
     // pixel loops, and the accumulators went to the stack.
@@ -251,8 +280,8 @@ struct conv_vector_nhwc_functor {
 
   // `steps` reduction steps whose inputs are consecutive floats: at step t pixel i reads b[i sc +
   // t], broadcast over the lanes, and the item's weights are wp + t P (P = conv_vector_pad).
-  // pf (if any): a run of steps x PX floats to fetch into the cache meanwhile, a line every
-  // 16 / PX steps (the next tile's input, for a pointwise row).
+  // pf (if any): a run of steps x PX floats to fetch into the cache meanwhile, the floats at pf +
+  // t PX at step t (the next tile's input, for a pointwise row: steps = C).
   template <class Vec>
   KOKKOS_FORCEINLINE_FUNCTION void broadcast_run(Vec (&acc)[PX][KV], const float* b, std::ptrdiff_t sc,
                                                  const float* wp, int steps, const float* pf = nullptr) const {
@@ -545,12 +574,17 @@ inline int conv_vector_gpu_vectors(const conv2d_params& p) {
   return blocks % 8 == 0 ? 8 : blocks % 4 == 0 ? 4 : blocks % 2 == 0 ? 2 : 1;
 }
 
-// The unit that shares loads, for the traffic model: host, an item of 8 pixels x 32 channels
-// (2 vectors of 16); GPU, a warp of 8 pixels (4 depthwise) x 32 KV channels.
+// The unit that shares loads, for the traffic model: host, an item of PX pixels x KV vectors of
+// 16 channels (conv_vector_host_tile; 8 x 32 for depthwise layers and grouped lanes); GPU, a warp
+// of 8 pixels (4 depthwise) x 32 KV channels.
 template <class Exec>
 inline std::array<int, 2> conv_vector_load_unit(const conv2d_params& p) {
-  if constexpr (host_backend<Exec>) return {conv_vector_pixels<Exec>, conv_vector_lanes<Exec> * conv_vector_vectors<Exec>};
   const bool dw = p.c_per_group() == 1 && p.k_per_group() == 1;
+  if constexpr (host_backend<Exec>) {
+    if (dw || conv_vector_group_lanes(p)) return {conv_vector_pixels<Exec>, conv_vector_lanes<Exec> * conv_vector_vectors<Exec>};
+    const auto t = conv_vector_host_tile<Exec>(p);
+    return {t[1], conv_vector_lanes<Exec> * t[0]};
+  }
   return {dw ? 4 : 8, conv_vector_pad * conv_vector_gpu_vectors(p)};
 }
 
@@ -722,11 +756,7 @@ class conv2d_direct_vector_state {
     depthwise_ = p.c_per_group() == 1 && p.k_per_group() == 1;
     // Host: groups of 2 to 16 channels in and out (ResNeXt's 32 groups of 4) take the grouped
     // lanes (a block of lanes spans several groups) when the blocks are whole.
-    const int g = p.k_per_group();
-    group_lanes_ = host_backend<Exec> && !depthwise_ && p.groups > 1 && p.c_per_group() == g &&
-                           (g == 2 || g == 4 || g == 8 || g == 16) && p.k % conv_vector_pad == 0
-                       ? g
-                       : 0;
+    group_lanes_ = host_backend<Exec> ? conv_vector_group_lanes(p) : 0;
     const int span = depthwise_ ? p.k : p.k_per_group();
     kpad_ = (span + conv_vector_pad - 1) / conv_vector_pad * conv_vector_pad;
     const std::size_t size = group_lanes_ ? std::size_t(p.k) * p.r * p.s * p.c_per_group()
@@ -767,15 +797,9 @@ class conv2d_direct_vector_state {
         launch<2, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
       else if (depthwise_)
         launch<1, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
-      else if (p_.k_per_group() <= conv_vector_lanes<Exec>)
-        // At most 16 output channels per group (a box or class head): one vector of channels
-        // (2 x 8 spent half its multiply-adds on padding) and 16 pixels (RPN's box head 1.13-1.2x
-        // faster).
+      else if (conv_vector_host_tile<Exec>(p_)[1] == 16)
         launch<1, 16>(exec, in.view().data(), bias, out.view().data());
-      else if (p_.c_per_group() <= 4 && p_.k_per_group() % (4 * conv_vector_lanes<Exec>) == 0)
-        // Few input channels (an RGB stem, U-Net's single channel): 4 vectors x 6 pixels, each
-        // input value broadcast to 4 FMAs instead of 2 (ResNet-50's 7 x 7 / 2 stem 1.07-1.23x,
-        // U-Net's first layer 1.17-1.29x faster than 2 x 8, interleaved runs, one thread).
+      else if (conv_vector_host_tile<Exec>(p_)[1] == 6)
         launch<4, 6>(exec, in.view().data(), bias, out.view().data());
       else
         launch<conv_vector_vectors<Exec>, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
