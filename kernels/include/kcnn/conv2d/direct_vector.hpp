@@ -165,6 +165,9 @@ struct conv_vector_nhwc_functor {
   bool depthwise;
   int group_lanes = 0;  // G > 0: grouped lanes, G = c/g = k/g channels per group, blocks over all k
   int out_h = 0, out_w = 0;  // p.p() and p.q(), for depthwise_row (no division per item)
+  // The depthwise launches' tiles have 4 or 8 pixels; the 1 x 16 and 4 x 6 tiles never serve a
+  // depthwise layer, so their sliding rows and row walk are not instantiated (compile time).
+  static constexpr bool serves_depthwise = PX == 4 || PX == 8;
   // Dense and general groups: floats between consecutive blocks of P = 32 channels in the packed
   // weights (r s c/g P); vector v of a tile is at (v W / P) blocks + (v W) mod P from the tile's
   // first channel (kg0, a multiple of B: on a block boundary whenever B > P). fc leaves it 0 (its
@@ -446,7 +449,7 @@ struct conv_vector_nhwc_functor {
       // partial tile's extra pixels read real columns or zeros and are not stored). Stride 2
       // this way was slower while the tile's loops were left rolled (its registers spilled); with
       // them unrolled it took MobileNet's stride-2 layers from about 1.5x to 1.3x oneDNN.
-      if constexpr (FullBlock) {
+      if constexpr (FullBlock && serves_depthwise) {
         if (depthwise && (sw == 1 || sw == 2) && p.dilation_w == 1 && (p.s == 3 || p.s == 5)) {
           const int col0 = ow0 * sw - pl;  // input column of pixel 0's first tap
           const int lo = col0 < 0 ? -col0 : 0, hi = Wd - col0;  // columns j in [lo, hi) are inside
@@ -830,17 +833,19 @@ class conv2d_direct_vector_state {
     // Depthwise layers the row walk covers: an MDRange over (image, row, channel block), a tile
     // being a row's channel blocks (a contiguous run of the output), split as above when that
     // leaves too few tiles.
-    if (depthwise_ && span % (W * KV) == 0 && p_.dilation_w == 1 && (p_.s == 3 || p_.s == 5) &&
-        (p_.col_stride() == 1 || p_.col_stride() == 2)) {
-      f.out_h = p_.p();
-      f.out_w = p_.q();
-      int rtile = kitems;
-      const long rows = long(p_.n) * p_.p();
-      while (rtile > 1 && rows * ((kitems + rtile - 1) / rtile) < want) rtile = (rtile + 1) / 2;
-      launch_mdrange<3, Kokkos::Iterate::Right>("kcnn::conv2d_direct_vector", exec, {0, 0, 0},
-                                                {p_.n, p_.p(), kitems}, {1, 1, rtile},
-                                                conv_vector_depthwise_rows<decltype(f)>{f});
-      return;
+    if constexpr (decltype(f)::serves_depthwise) {
+      if (depthwise_ && span % (W * KV) == 0 && p_.dilation_w == 1 && (p_.s == 3 || p_.s == 5) &&
+          (p_.col_stride() == 1 || p_.col_stride() == 2)) {
+        f.out_h = p_.p();
+        f.out_w = p_.q();
+        int rtile = kitems;
+        const long rows = long(p_.n) * p_.p();
+        while (rtile > 1 && rows * ((kitems + rtile - 1) / rtile) < want) rtile = (rtile + 1) / 2;
+        launch_mdrange<3, Kokkos::Iterate::Right>("kcnn::conv2d_direct_vector", exec, {0, 0, 0},
+                                                  {p_.n, p_.p(), kitems}, {1, 1, rtile},
+                                                  conv_vector_depthwise_rows<decltype(f)>{f});
+        return;
+      }
     }
     const std::array<long, 4> tile{1, 1, 1, ktile};
     launch_mdrange<4, Kokkos::Iterate::Right>("kcnn::conv2d_direct_vector", exec, {0, 0, 0, 0},
