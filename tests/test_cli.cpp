@@ -278,7 +278,7 @@ TEST(Cli, QuickRunWritesValidatedRowsAndContext) {
   for (const char* key : {"\"kokkos\"", "\"version\"", "\"backends\"", "\"device\"", "\"host\"",
                           "\"compiler\"", "\"git\"", "\"command_line\"", "\"timing\""})
     EXPECT_NE(j.find(key), std::string::npos) << key;
-  for (const char* key : {"\"copy_gbps\"", "\"triad_gbps\"", "\"fma_gflops\"", "\"gemm_gflops\"", "\"peak_gflops\""})
+  for (const char* key : {"\"copy_gbps\"", "\"copy4_gbps\"", "\"triad_gbps\"", "\"fma_gflops\"", "\"gemm_gflops\"", "\"peak_gflops\""})
     EXPECT_NE(j.find(key), std::string::npos) << key;
   EXPECT_EQ(j.find("\"ceilings\": null"), std::string::npos);
   EXPECT_NE(r.out.find("kcnn summary"), std::string::npos);
@@ -311,14 +311,14 @@ TEST(Cli, MemoryLimitsGiveOneSwapRowEachAndNeedAMode) {
   EXPECT_EQ(run(KCNN_BENCH_EXE, "--memory-plan --memory-limit 6,-1").code, 2);
 }
 
-TEST(Cli, CeilingsAloneWriteFivePlausibleRows) {
+TEST(Cli, CeilingsAloneWriteSixPlausibleRows) {
   const fs::path out = fresh_dir("kcnn_cli_ceilings");
   const auto r = run(KCNN_BENCH_EXE, "--ceilings --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   const auto csvs = files_with(out, ".csv");
   ASSERT_EQ(csvs.size(), 1u);
   const auto rows = lines(slurp(csvs[0]));
-  ASSERT_EQ(rows.size(), 6u);
+  ASSERT_EQ(rows.size(), 7u);
   const auto head = split(rows[0], ',');
   std::map<std::string, std::vector<std::string>> by;
   for (std::size_t i = 1; i < rows.size(); ++i) {
@@ -326,9 +326,9 @@ TEST(Cli, CeilingsAloneWriteFivePlausibleRows) {
     EXPECT_EQ(f[col(head, "op")], "ceiling");
     by[f[col(head, "variant")]] = f;
   }
-  ASSERT_EQ(by.size(), 5u);
+  ASSERT_EQ(by.size(), 6u);
   // Any machine this runs on moves more than 0.5 GB/s and computes more than 0.5 GFLOP/s.
-  for (const char* v : {"copy", "triad", "cache_copy"}) EXPECT_GT(std::stod(by[v][col(head, "gbps")]), 0.5) << v;
+  for (const char* v : {"copy", "copy4", "triad", "cache_copy"}) EXPECT_GT(std::stod(by[v][col(head, "gbps")]), 0.5) << v;
   for (const char* v : {"fma", "gemm"}) EXPECT_GT(std::stod(by[v][col(head, "gflops")]), 0.5) << v;
   // Each ceiling is at (copy or triad: the better one is the roof) or under its own roof.
   EXPECT_NEAR(std::max(std::stod(by["copy"][col(head, "roofline_pct")]), std::stod(by["triad"][col(head, "roofline_pct")])), 100.0, 0.01);

@@ -22,6 +22,19 @@ struct copy_kernel {
   Kokkos::View<float*> b;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { b(i) = a(i); }
 };
+// Item i copies i, i + q, i + 2q, i + 3q: four loads issued before the first store.
+struct copy4_kernel {
+  Kokkos::View<const float*> a;
+  Kokkos::View<float*> b;
+  std::size_t q;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    const float x0 = a(i), x1 = a(i + q), x2 = a(i + 2 * q), x3 = a(i + 3 * q);
+    b(i) = x0;
+    b(i + q) = x1;
+    b(i + 2 * q) = x2;
+    b(i + 3 * q) = x3;
+  }
+};
 struct triad_kernel {
   Kokkos::View<float*> a;
   Kokkos::View<const float*> b, c;
@@ -62,13 +75,20 @@ double best_seconds(int reps, double overhead_s, const F& f) {
   return best;  // a stop before the first sample: 1e30 (calibrate then drops the ceilings)
 }
 
-// Copy bandwidth over two arrays of n floats each.
-double copy_seconds(std::size_t n, int reps, double overhead_s) {
+// Copy bandwidth over two arrays of n floats each: seconds of the one-element copy and, when
+// copy4 is given, of the 4-element one over the first n - n % 4 elements of the same arrays.
+double copy_seconds(std::size_t n, int reps, double overhead_s, double* copy4 = nullptr) {
   using exec = Kokkos::DefaultExecutionSpace;
   Kokkos::View<float*> a("kcnn::ceil.a", n), b("kcnn::ceil.b", n);
   Kokkos::deep_copy(a, 1.0f);
   const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, n);
-  return best_seconds(reps, overhead_s, [&] { Kokkos::parallel_for("kcnn::ceil.copy", range, copy_kernel{a, b}); });
+  const double s = best_seconds(reps, overhead_s, [&] { Kokkos::parallel_for("kcnn::ceil.copy", range, copy_kernel{a, b}); });
+  if (copy4 && !stop_requested()) {
+    const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> quarter(0, n / 4);
+    *copy4 = best_seconds(reps, overhead_s,
+                          [&] { Kokkos::parallel_for("kcnn::ceil.copy4", quarter, copy4_kernel{a, b, n / 4}); });
+  }
+  return s;
 }
 
 }  // namespace
@@ -85,8 +105,9 @@ ceilings measure_ceilings(double llc_bytes) {
   // socket-wide L3 of hundreds of MiB that a few cores cannot fill anyway).
   const std::size_t n = std::size_t(std::clamp(4.0 * llc_bytes, 64.0 * 1024 * 1024, 1024.0 * 1024 * 1024) / sizeof(float));
   c.array_bytes = double(n) * sizeof(float);
-  c.copy_s = copy_seconds(n, c.reps, overhead_s);
+  c.copy_s = copy_seconds(n, c.reps, overhead_s, &c.copy4_s);
   c.copy_gbps = 2.0 * c.array_bytes / c.copy_s / 1e9;
+  if (c.copy4_s > 0) c.copy4_gbps = 2.0 * double(n / 4 * 4) * sizeof(float) / c.copy4_s / 1e9;
   // A stop (SIGINT, SIGTERM) ends the ceilings after the section it arrives in: the sections left
   // would still allocate and first-touch their arrays (seconds on a loaded host).
   if (stop_requested()) return c;
@@ -156,6 +177,7 @@ json ceilings_json(const ceilings& c) {
       .set("triad_gbps", c.triad_gbps)
       .set("cache_copy_gbps", c.cache_copy_gbps)
       .set("cache_array_bytes", static_cast<unsigned long long>(c.cache_array_bytes))
+      .set("copy4_gbps", c.copy4_gbps)
       .set("fma_gflops", c.fma_gflops)
       .set("gemm_gflops", c.gemm_gflops)
       .set("bandwidth_gbps", c.bandwidth_gbps())
@@ -167,7 +189,8 @@ json ceilings_json(const ceilings& c) {
       .set("method",
            "best of reps samples, each of enough back-to-back launches to last 100x the timer overhead; copy 2 x 4 B "
            "and triad 3 x 4 B per element (no write-allocate); cache_copy: the copy with both arrays in half the "
-           "last-level cache (L2 on a GPU); fma: 128 (host) or 32 (GPU) independent fp32 chains per work item; "
+           "last-level cache (L2 on a GPU); copy4: the copy with 4 independent elements per work item, not part of "
+           "the roof; fma: 128 (host) or 32 (GPU) independent fp32 chains per work item; "
            "gemm: KokkosBlas::gemm fp32 square");
   return j;
 }

@@ -13,6 +13,11 @@ struct ceilings {
   double triad_gbps = 0;   // a[i] = b[i] + s c[i]: 3 x 4 bytes per element
   double cache_copy_gbps = 0;  // the copy with both arrays in half the LLC / L2 (0: not measured)
   double cache_copy_s = 0, cache_array_bytes = 0;
+  // The copy with 4 independent elements per work item (n/4 apart, so each load stays coalesced):
+  // 4x the bytes in flight per GPU thread. Not part of the roof: it tells whether the one-element
+  // kernels (copy, and kcnn's element-wise kernels) are short of memory-level parallelism, as
+  // the first H200 run suggested (docs/gpu-results.md).
+  double copy4_gbps = 0, copy4_s = 0;
   double timer_overhead_s = 0;  // what the samples amortised
   double fma_gflops = 0;   // independent fp32 FMA chains, 2 FLOP per FMA
   double gemm_gflops = 0;  // KokkosBlas::gemm, fp32, square

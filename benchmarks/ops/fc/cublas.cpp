@@ -4,7 +4,10 @@
 // (CUBLASLT_EPILOGUE_BIAS: no second pass over the output), the algorithm cuBLASLt's heuristic
 // ranks first for the shape, chosen once, untimed. fp32: CUBLAS_COMPUTE_32F (no TF32); tf32:
 // CUBLAS_COMPUTE_32F_FAST_TF32, with a TF32-sized tolerance. Needs cuBLAS and cuBLASLt at
-// configure time.
+// configure time. The heuristic is told the operands' real alignment: by default it assumes
+// 256-byte-aligned pointers, and a Kokkos View's data lies behind its 128-byte allocation header,
+// so an algorithm it picks may refuse them (in the H200 run of dc392ff every matmul of this peer
+// was refused, before the status was reported: this is the documented cause, to be confirmed).
 #include "../conv2d/conv_descriptor.hpp"
 
 #if defined(KCNN_HAVE_CUBLAS)
@@ -12,12 +15,22 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 namespace {
 using namespace kcnn;
 
 void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string("cuBLASLt ") + what + " failed");
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cuBLASLt ") + what + " failed: " + cublasLtGetStatusName(s));
+}
+
+// The largest power of two up to 256 that divides the address (cuBLASLt's alignment unit).
+std::uint32_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  std::uint32_t al = 256;
+  while (al > 1 && a % al != 0) al /= 2;
+  return al;
 }
 
 const bench::variant_kind cublas_kind{"cublas", "one cuBLASLt matmul with the bias in its epilogue (CUDA builds)",
@@ -34,6 +47,7 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulPreference_t pref = nullptr;
     cublasLtMatmulHeuristicResult_t algo{};
+    std::uint32_t align_a = 0, align_b = 0, align_d = 0;  // what the heuristic was told
     ~handles() {
       if (pref) cublasLtMatmulPreferenceDestroy(pref);
       if (c) cublasLtMatrixLayoutDestroy(c);
@@ -44,7 +58,10 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     }
   };
   std::shared_ptr<handles> d;
+  // cuBLASLt wants a 256-byte-aligned workspace: the View holds 256 bytes more, used from the
+  // first aligned byte.
   Kokkos::View<char*> workspace;
+  char* workspace_ptr = nullptr;
 
   double workspace_bytes(const conv2d_params&) const { return double(workspace.span()); }
   std::string note() const {
@@ -60,7 +77,7 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     return "chwn puts the batch innermost: not one GEMM on the stored operands";
   }
   template <class Exec, class Ops, class Out>
-  void prepare(const Exec&, const conv2d_params& p, const Ops&, const Out&) {
+  void prepare(const Exec&, const conv2d_params& p, const Ops& o, const Out& out) {
     d = std::make_shared<handles>();
     const std::uint64_t inner = std::uint64_t(p.c) * p.h * p.w, k = std::uint64_t(p.k), n = std::uint64_t(p.n);
     check(cublasLtCreate(&d->h), "create");
@@ -79,10 +96,22 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     const std::size_t limit = workspace_limit;
     check(cublasLtMatmulPreferenceSetAttribute(d->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit)),
           "workspace preference");
+    d->align_a = alignment_of(o.weights[0].view().data());
+    d->align_b = alignment_of(o.ins[0].view().data());
+    d->align_d = alignment_of(out.view().data());
+    const std::pair<cublasLtMatmulPreferenceAttributes_t, const std::uint32_t*> alignments[] = {
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &d->align_a},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &d->align_b},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &d->align_d},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &d->align_d}};
+    for (const auto& [attribute, bytes] : alignments)
+      check(cublasLtMatmulPreferenceSetAttribute(d->pref, attribute, bytes, sizeof(*bytes)), "alignment preference");
     int found = 0;
     check(cublasLtMatmulAlgoGetHeuristic(d->h, d->op, d->a, d->b, d->c, d->c, d->pref, 1, &d->algo, &found), "heuristic");
     if (found < 1) throw std::runtime_error("cuBLASLt offers no algorithm for this fc with a bias epilogue");
-    workspace = Kokkos::View<char*>("cublaslt.workspace", d->algo.workspaceSize);
+    workspace = Kokkos::View<char*>("cublaslt.workspace", d->algo.workspaceSize + 256);
+    const auto base = reinterpret_cast<std::uintptr_t>(workspace.data());
+    workspace_ptr = reinterpret_cast<char*>((base + 255) / 256 * 256);
   }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const conv2d_params&) const {
@@ -90,9 +119,14 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     const auto& wt = o.weights[0];
     const float* bias = o.vecs[0].data();
     const float one = 1.f, zero = 0.f;
+    // The algorithm was chosen for the operands' alignment at prepare; a less aligned address now
+    // would be refused by cuBLASLt with a status that does not say why.
+    if (alignment_of(wt.view().data()) < d->align_a || alignment_of(in.view().data()) < d->align_b ||
+        alignment_of(out.view().data()) < d->align_d)
+      throw std::runtime_error("cuBLASLt fc: an operand moved to a less aligned address after the algorithm was chosen");
     check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "bias");
     check(cublasLtMatmul(d->h, d->op, &one, wt.view().data(), d->a, in.view().data(), d->b, &zero, out.view().data(),
-                         d->c, out.view().data(), d->c, &d->algo.algo, workspace.data(), workspace.span(),
+                         d->c, out.view().data(), d->c, &d->algo.algo, workspace_ptr, d->algo.workspaceSize,
                          e.cuda_stream()),
           "matmul");
   }
