@@ -59,6 +59,7 @@ struct launch_figures {
   double const_requests = 0, const_words = 0;            // constant: requests and the sum of distinct words
   double l1_hit_sectors = 0, l2_load_hit_sectors = 0, l2_bytes = 0, dram_read_bytes = 0, dram_write_bytes = 0;
   double max_warp_requests = 0;  // the most memory requests one warp makes (a traced block's)
+  double max_warp_loads = 0;     // the most global loads one warp makes (the latency bound's chain)
   // Global loads a warp makes between two executions of the same load (its loop's loads per
   // iteration, independent of each other in kcnn's kernels, which never load an address from
   // memory): a histogram, the last bucket for 32 or more. Gives the latency bound's loads in flight.

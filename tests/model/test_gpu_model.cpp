@@ -53,6 +53,40 @@ TEST(GpuModel, CoalescedFloatCopyIsFourSectorsPerRequest) {
   EXPECT_DOUBLE_EQ(c.st_sectors / c.st_requests, 4.0);
 }
 
+// One element per thread: a warp has one load in flight, so each wave of resident warps waits
+// one DRAM latency (Little's law: what held kcnn's copy and relu to a third of the H200's
+// bandwidth). The same copy with 4 elements per thread has 4 in flight, in a quarter of the waves.
+TEST(GpuModel, OneElementPerThreadHasOneLoadInFlightPerWarp) {
+  const std::size_t wave = std::size_t(h100().sms) * std::size_t(h100().max_threads_per_sm);
+  const std::size_t n = 3 * wave;
+  Kokkos::View<float*> a("a", n), b("b", n);
+  const auto one = [&] {
+    kcnn::model::session s(h100(), everything());
+    kcnn::launch_range("copy", exec(), n, KOKKOS_LAMBDA(const std::size_t i) { b(i) = a(i); });
+    return s.finish(0);
+  }();
+  const std::size_t q = n / 4;
+  const auto four = [&] {
+    kcnn::model::session s(h100(), everything());
+    kcnn::launch_range("copy4", exec(), q, KOKKOS_LAMBDA(const std::size_t i) {
+      const float x0 = a(i), x1 = a(i + q), x2 = a(i + 2 * q), x3 = a(i + 3 * q);
+      b(i) = x0, b(i + q) = x1, b(i + 2 * q) = x2, b(i + 3 * q) = x3;
+    });
+    return s.finish(0);
+  }();
+  const auto& f1 = one.launches.at(0);
+  const auto& f4 = four.launches.at(0);
+  EXPECT_DOUBLE_EQ(f1.max_warp_loads, 1.0);
+  EXPECT_DOUBLE_EQ(f1.loads_in_flight, 1.0);
+  EXPECT_DOUBLE_EQ(f4.max_warp_loads, 4.0);
+  EXPECT_DOUBLE_EQ(f4.loads_in_flight, 4.0);
+  // Every load misses both caches (nothing is read twice): three waves of one DRAM latency, and
+  // one wave (3/4 of the GPU's warps) of four loads, four in flight.
+  EXPECT_NEAR(f1.t_latency, 3 * h100().mem_latency_s, 1e-3 * h100().mem_latency_s);
+  EXPECT_NEAR(f4.t_latency, 1 * h100().mem_latency_s, 1e-3 * h100().mem_latency_s);
+  EXPECT_DOUBLE_EQ(one.dram_bytes, four.dram_bytes);
+}
+
 TEST(GpuModel, StrideThirtyTwoFloatReadIsThirtyTwoSectorsPerRequest) {
   const std::size_t n = 1 << 12;
   Kokkos::View<float*> a("a", n * 32), b("b", n);
