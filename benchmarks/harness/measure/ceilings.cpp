@@ -107,7 +107,8 @@ ceilings measure_ceilings(double llc_bytes) {
   c.array_bytes = double(n) * sizeof(float);
   c.copy_s = copy_seconds(n, c.reps, overhead_s, &c.copy4_s);
   c.copy_gbps = 2.0 * c.array_bytes / c.copy_s / 1e9;
-  if (c.copy4_s > 0) c.copy4_gbps = 2.0 * double(n / 4 * 4) * sizeof(float) / c.copy4_s / 1e9;
+  c.copy4_array_bytes = double(n / 4 * 4) * sizeof(float);
+  if (c.copy4_s > 0) c.copy4_gbps = 2.0 * c.copy4_array_bytes / c.copy4_s / 1e9;
   // A stop (SIGINT, SIGTERM) ends the ceilings after the section it arrives in: the sections left
   // would still allocate and first-touch their arrays (seconds on a loaded host).
   if (stop_requested()) return c;

@@ -17,7 +17,7 @@ struct ceilings {
   // 4x the bytes in flight per GPU thread. Not part of the roof: it tells whether the one-element
   // kernels (copy, and kcnn's element-wise kernels) are short of memory-level parallelism, as
   // the first H200 run suggested (docs/gpu-results.md).
-  double copy4_gbps = 0, copy4_s = 0;
+  double copy4_gbps = 0, copy4_s = 0, copy4_array_bytes = 0;  // bytes of each array it copies
   double timer_overhead_s = 0;  // what the samples amortised
   double fma_gflops = 0;   // independent fp32 FMA chains, 2 FLOP per FMA
   double gemm_gflops = 0;  // KokkosBlas::gemm, fp32, square

@@ -25,10 +25,13 @@ void check(cublasStatus_t s, const char* what) {
     throw std::runtime_error(std::string("cuBLASLt ") + what + " failed: " + cublasLtGetStatusName(s));
 }
 
-// The largest power of two up to 256 that divides the address (cuBLASLt's alignment unit).
+// The alignment cuBLASLt's heuristic assumes unless told, and wants of the workspace.
+constexpr std::uint32_t cublaslt_alignment = 256;
+
+// The largest power of two up to cublaslt_alignment that divides the address.
 std::uint32_t alignment_of(const void* p) {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
-  std::uint32_t al = 256;
+  std::uint32_t al = cublaslt_alignment;
   while (al > 1 && a % al != 0) al /= 2;
   return al;
 }
@@ -58,8 +61,8 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     }
   };
   std::shared_ptr<handles> d;
-  // cuBLASLt wants a 256-byte-aligned workspace: the View holds 256 bytes more, used from the
-  // first aligned byte.
+  // cuBLASLt wants an aligned workspace: the View holds cublaslt_alignment bytes more, used from
+  // the first aligned byte.
   Kokkos::View<char*> workspace;
   char* workspace_ptr = nullptr;
 
@@ -109,9 +112,9 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     int found = 0;
     check(cublasLtMatmulAlgoGetHeuristic(d->h, d->op, d->a, d->b, d->c, d->c, d->pref, 1, &d->algo, &found), "heuristic");
     if (found < 1) throw std::runtime_error("cuBLASLt offers no algorithm for this fc with a bias epilogue");
-    workspace = Kokkos::View<char*>("cublaslt.workspace", d->algo.workspaceSize + 256);
+    workspace = Kokkos::View<char*>("cublaslt.workspace", d->algo.workspaceSize + cublaslt_alignment);
     const auto base = reinterpret_cast<std::uintptr_t>(workspace.data());
-    workspace_ptr = reinterpret_cast<char*>((base + 255) / 256 * 256);
+    workspace_ptr = reinterpret_cast<char*>((base + cublaslt_alignment - 1) / cublaslt_alignment * cublaslt_alignment);
   }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const conv2d_params&) const {
