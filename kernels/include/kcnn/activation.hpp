@@ -130,45 +130,66 @@ struct activation_functor {
 namespace detail {
 // The flat form: the storage as one run, no coordinates, the function fixed at compile time,
 // the transcendentals from kcnn/vmath.hpp (vectorisable on a host, fast intrinsics on a GPU).
-// Thread i takes a chunk of the storage: one element on a GPU (adjacent threads on adjacent
-// addresses), 4096 consecutive elements on a host, so that the loop and its loop-invariant alpha
-// sit in one function: a loop of single-element functor calls vectorised with Kokkos 3's Serial
-// backend but not with Kokkos 4's OpenMP one, where the store through out may alias the
-// functor's alpha (elu ran 10x slower).
+//  * Host: item i is a chunk of 4096 consecutive elements, so that the loop and its
+//    loop-invariant alpha sit in one function: a loop of single-element functor calls vectorised
+//    with Kokkos 3's Serial backend but not with Kokkos 4's OpenMP one, where the store through
+//    out may alias the functor's alpha (elu ran 10x slower).
+//  * GPU: item i (a thread) takes elements i, i + q, i + 2q, i + 3q (q = ceil(n / 4)): each of
+//    the four loads is coalesced across the warp (adjacent threads, adjacent addresses) and all
+//    four are issued before the first store, so a thread has four loads in flight, not one. On an
+//    H200 a copy of one float per thread reached 1.66 TB/s and one of four such elements
+//    4.01 TB/s (the copy and copy4 ceilings, results/nvidia-h200/20261127T151733Z-smoke.json).
 template <class Exec>
 inline constexpr std::size_t flat_chunk = host_backend<Exec> ? 4096 : 1;
+template <class Exec>
+inline constexpr std::size_t flat_interleave = host_backend<Exec> ? 1 : 4;
 
-template <activation_kind Kind, std::size_t Chunk>
+template <activation_kind Kind>
+KOKKOS_FORCEINLINE_FUNCTION float activation_flat_apply(const float v, const float alpha) {
+  if constexpr (Kind == activation_kind::relu) return v > 0.0f ? v : 0.0f;
+  else if constexpr (Kind == activation_kind::leaky_relu) return v > 0.0f ? v : alpha * v;
+  else if constexpr (Kind == activation_kind::sigmoid) return vmath::sigmoid(v);
+  else if constexpr (Kind == activation_kind::tanh) return vmath::tanh(v);
+  else if constexpr (Kind == activation_kind::elu) return v > 0.0f ? v : alpha * (vmath::exp(v) - 1.0f);
+  else if constexpr (Kind == activation_kind::swish) return v * vmath::sigmoid(v);
+  else return v > 0.0f ? (v < 6.0f ? v : 6.0f) : 0.0f;
+}
+
+template <activation_kind Kind, std::size_t Chunk, std::size_t Interleave>
 struct activation_flat_functor {
-  const float* in;
+  static_assert(Chunk == 1 || Interleave == 1, "activation_flat_functor: a chunk or an interleave, not both");
+  const float* in;  // may equal out (in place): no restrict
   float* out;
   std::size_t n;
+  std::size_t q;        // Interleave > 1: the distance between an item's elements, ceil(n / Interleave)
   activation_params a;  // resolved: alpha is never NaN here
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t chunk) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t item) const {
     const float alpha = a.alpha;
-    const std::size_t begin = chunk * Chunk;
-    const float* x = in + begin;  // may equal out (in place): no restrict
-    float* y = out + begin;
-    const std::size_t count = Chunk == 1 ? 1 : (n - begin < Chunk ? n - begin : Chunk);
-    for (std::size_t i = 0; i < count; ++i) {
-      const float v = x[i];
-      float r = v;
-      if constexpr (Kind == activation_kind::relu) r = v > 0.0f ? v : 0.0f;
-      else if constexpr (Kind == activation_kind::leaky_relu) r = v > 0.0f ? v : alpha * v;
-      else if constexpr (Kind == activation_kind::sigmoid) r = vmath::sigmoid(v);
-      else if constexpr (Kind == activation_kind::tanh) r = vmath::tanh(v);
-      else if constexpr (Kind == activation_kind::elu) r = v > 0.0f ? v : alpha * (vmath::exp(v) - 1.0f);
-      else if constexpr (Kind == activation_kind::swish) r = v * vmath::sigmoid(v);
-      else r = v > 0.0f ? (v < 6.0f ? v : 6.0f) : 0.0f;
-      y[i] = r;
+    if constexpr (Interleave > 1) {
+      float v[Interleave];
+      for (std::size_t k = 0; k < Interleave; ++k) {
+        const std::size_t e = item + k * q;
+        v[k] = e < n ? in[e] : 0.0f;
+      }
+      for (std::size_t k = 0; k < Interleave; ++k) {
+        const std::size_t e = item + k * q;
+        if (e < n) out[e] = activation_flat_apply<Kind>(v[k], alpha);
+      }
+    } else {
+      const std::size_t begin = item * Chunk;
+      const float* x = in + begin;
+      float* y = out + begin;
+      const std::size_t count = Chunk == 1 ? 1 : (n - begin < Chunk ? n - begin : Chunk);
+      for (std::size_t i = 0; i < count; ++i) y[i] = activation_flat_apply<Kind>(x[i], alpha);
     }
   }
 };
 template <activation_kind Kind, class Exec>
 void activation_flat_launch(const Exec& exec, const float* in, float* out, std::size_t n, const activation_params& a) {
-  constexpr std::size_t chunk = flat_chunk<Exec>;
-  launch_range("kcnn::activation_flat", exec, (n + chunk - 1) / chunk,
-                       activation_flat_functor<Kind, chunk>{in, out, n, a});
+  constexpr std::size_t chunk = flat_chunk<Exec>, interleave = flat_interleave<Exec>;
+  const std::size_t q = (n + interleave - 1) / interleave;
+  launch_range("kcnn::activation_flat", exec, (q + chunk - 1) / chunk,
+               activation_flat_functor<Kind, chunk, interleave>{in, out, n, q, a});
 }
 }  // namespace detail
 
@@ -184,10 +205,10 @@ struct activation_naive {
   }
 };
 // Over the storage directly, for in and out of the same compile-time layout (an elementwise
-// function does not need coordinates): GPU thread i takes storage element i, so adjacent threads
-// touch adjacent addresses (coalesced in every layout); a host thread takes 4096 consecutive
-// elements, a loop it vectorises; no index
-// arithmetic; the kind is dispatched once per call to a kernel specialised for it, and exp, tanh
+// function does not need coordinates): GPU thread i takes storage elements i, i + q, i + 2q,
+// i + 3q (q = ceil(n / 4)), so adjacent threads touch adjacent addresses in each of its four
+// loads (coalesced in every layout), all four in flight at once; a host thread takes 4096
+// consecutive elements, a loop it vectorises; no index arithmetic; the kind is dispatched once per call to a kernel specialised for it, and exp, tanh
 // and sigmoid come from kcnn/vmath.hpp (polynomials on a host, __expf on a GPU).
 struct activation_flat {
   using op = ops::activation;
