@@ -1,5 +1,7 @@
 #include "device/context.hpp"
 
+#include "kcnn_build_info.hpp"
+
 #include <kcnn/compat.hpp>
 #include <kcnn/tensor.hpp>
 
@@ -234,21 +236,11 @@ run_context make_context(int argc, char** argv, const std::string& suite) {
 #endif
   c.cxx_flags = KCNN_CXX_FLAGS;
   c.build_type = KCNN_BUILD_TYPE;
-  // The source tree's state now, if it is a git checkout; else what configure saw.
-  bool ok_commit = false, ok_status = false;
-  const std::string src = KCNN_SOURCE_DIR;
-  const std::string commit = run_command("git -C '" + src + "' rev-parse HEAD 2>/dev/null", ok_commit);
-  const std::string status = run_command(
-      "git -C '" + src + "' status --porcelain --untracked-files=no 2>/dev/null", ok_status);
-  if (ok_commit && ok_status && !commit.empty()) {
-    c.git_commit = commit;
-    c.git_clean = status.empty();
-    c.git_known = true;
-  } else if (std::string(KCNN_GIT_COMMIT).size() > 0) {
-    c.git_commit = KCNN_GIT_COMMIT;
-    c.git_clean = std::string(KCNN_GIT_CLEAN) == "1";
-    c.git_known = true;
-  }
+  // The commit and tree state this binary was compiled from, taken at its build (not at
+  // configure time, not from wherever the binary runs): kcnn_build_info.hpp.
+  c.git_commit = KCNN_BUILD_GIT_COMMIT;
+  c.git_clean = std::string(KCNN_BUILD_GIT_CLEAN) == "1";
+  c.git_known = !c.git_commit.empty();
   return c;
 }
 
