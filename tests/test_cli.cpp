@@ -285,6 +285,25 @@ TEST(Cli, QuickRunWritesValidatedRowsAndContext) {
   EXPECT_NE(r.err.find("[1/"), std::string::npos) << "progress line";
 }
 
+TEST(Cli, ProfileRunsEachCaseOnceMoreAndSaysWhenThereIsNoCaptureRange) {
+  const fs::path out = fresh_dir("kcnn_cli_profile");
+  const auto r = run(KCNN_BENCH_EXE, "--quick --no-ceilings --profile --op relu,add --layout nchw --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+#if defined(KOKKOS_ENABLE_CUDA)
+  EXPECT_EQ(r.err.find("--profile: this build has no device profiler"), std::string::npos) << r.err;
+#else
+  EXPECT_NE(r.err.find("warning: --profile: this build has no device profiler capture range"), std::string::npos)
+      << r.err;
+#endif
+  const auto csvs = files_with(out, ".csv");
+  ASSERT_EQ(csvs.size(), 1u);
+  const auto rows = lines(slurp(csvs[0]));
+  ASSERT_GT(rows.size(), 1u);
+  const auto head = split(rows[0], ',');
+  for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(split(rows[i], ',')[col(head, "status")], "ok") << rows[i];
+  EXPECT_EQ(run(KCNN_BENCH_EXE, "--profile=yes --list").code, 2);  // a flag, no value
+}
+
 TEST(Cli, MemoryLimitsGiveOneSwapRowEachAndNeedAMode) {
   // ResNet-50 at batch 1: 6.9 MiB in a first-fit arena; under 6.5 MiB three swaps bring it to
   // 6.1 MiB (block outputs waiting for their residual add); 6.0 MiB is below what any swap can
@@ -605,13 +624,16 @@ TEST(Cli, SessionRunsItsStepsInOrderUnderItsBudgetAndRecordsThem) {
 
 TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
   const fs::path out = fresh_dir("kcnn_cli_session_ncu");
-  // A stand-in for Nsight Compute: writes a CSV where --log-file says, then runs the target.
+  // A stand-in for Nsight Compute: writes a CSV where --log-file says, the capture setting and
+  // the target's command line beside it, then runs the target.
   const fs::path bin = kcnn_test_tmp() / "kcnn_cli_fake_ncu";
   fs::create_directories(bin);
-  std::ofstream(bin / "ncu") << "#!/bin/sh\nlog=''\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in\n"
+  std::ofstream(bin / "ncu") << "#!/bin/sh\nlog=''\nfrom=on\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in\n"
                                 "    --log-file) log=$2; shift 2 ;;\n    --metrics) m=$2; shift 2 ;;\n"
+                                "    --profile-from-start) from=$2; shift 2 ;;\n"
                                 "    --csv) shift ;;\n    *) break ;;\n  esac\ndone\n"
                                 "printf '\"ID\",\"Metric Name\",\"Metric Value\"\\n\"0\",\"%s\",\"1\"\\n' \"$m\" > \"$log\"\n"
+                                "echo \"from-start=$from target: $*\" > \"$log.args\"\n"
                                 "exec \"$@\"\n";
   fs::permissions(bin / "ncu", fs::perms::owner_all);
   // Only concat: the smoke step and the profiled smoke run are short, the other suites have no
@@ -631,6 +653,11 @@ TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
   ASSERT_EQ(metrics.size(), 1u);
   EXPECT_EQ(metrics[0].parent_path(), records[0].parent_path()) << "beside the session's results";
   EXPECT_NE(slurp(metrics[0]).find("dram__bytes_read.sum"), std::string::npos);
+  // ncu captures only the capture ranges, and the target opens one per case (--profile): not the
+  // timer's calibration, fills, validations and timed runs.
+  const std::string args = slurp(fs::path(metrics[0].string() + ".args"));
+  EXPECT_NE(args.find("from-start=off "), std::string::npos) << args;
+  EXPECT_NE(args.find(" --profile"), std::string::npos) << args;
   // The profiled run's rows are apart from the timed ones, and validated.
   const auto profiled = files_with(out / "ncu-profiled", "-smoke.csv");
   ASSERT_EQ(profiled.size(), 1u);

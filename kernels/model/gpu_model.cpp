@@ -389,7 +389,12 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
-// ---- hooks called by kcnn/map.hpp ----
+// ---- hooks called by kcnn/map.hpp and kcnn/lanes.hpp ----
+
+int device_concurrency() {
+  const recorder& r = rec;
+  return r.session_open && r.dev ? r.dev->sms * r.dev->max_threads_per_sm : 0;
+}
 
 void launch_begin(const launch_geometry& g) {
   current_dims = block_dims{g.block_x, g.block_y, g.block_z};

@@ -129,6 +129,11 @@ layers of a suite: validate against the host reference, then time. Writes
                        FMA peak, KokkosBlas::gemm rate): printed, and written as op `ceiling`
                        rows; every other run measures them first for its roofline_pct
   --no-ceilings        do not measure them (saves 1-10 s; roofline_pct stays empty)
+  --profile            after its validation, run each case once more, before its timed runs, inside
+                       a profiler capture range: on a CUDA build cudaProfilerStart/Stop in an NVTX
+                       range named by the case's key, so that `ncu --profile-from-start off`
+                       profiles exactly those runs' kernels, once each; other builds have no
+                       capture range (the extra run is still made; a warning says so)
   --resume FILE        run only the cases FILE (a results .csv, or the .csv.partial of an
                        interrupted or crashed run) does not already hold with status ok, and
                        append their rows to it
@@ -193,6 +198,7 @@ options parse_options(int argc, char** argv) {
     else if (a == "--print-device") { flag_only(); o.print_device = true; }
     else if (a == "--ceilings") { flag_only(); o.ceilings_only = true; }
     else if (a == "--no-ceilings") { flag_only(); o.no_ceilings = true; }
+    else if (a == "--profile") { flag_only(); o.profile = true; }
     else if (a == "--resume") { o.resume = need(); if (o.resume.empty()) throw usage_error("--resume: empty path"); }
     else if (a == "--op") o.ops = split_list(a, need());
     else if (a == "--layout") o.layouts = parse_axis_list<layout_axis>(a, need());

@@ -35,6 +35,7 @@ struct options {
   bool print_device = false;          // --print-device: the device's results folder and name
   bool ceilings_only = false;         // --ceilings: measure the device's ceilings and exit
   bool no_ceilings = false;           // --no-ceilings: skip them (roofline_pct stays empty)
+  bool profile = false;               // --profile: each case run once more inside a profiler capture range
   std::string resume;                 // --resume FILE: skip its ok cases, append the rest to it
   std::vector<std::string> ops;
   std::vector<layout_axis> layouts;

@@ -1,5 +1,6 @@
 #include "measure/measure.hpp"
 
+#include "measure/profiler_range.hpp"
 #include "measure/stats.hpp"
 
 #include <algorithm>
@@ -90,6 +91,17 @@ class case_measurement {
       row_.note = "another rank failed the validation of this case: not timed";
     }
     return cmp.passed && everyone_passed;
+  }
+
+  // --profile: one more run, warm (after the validation run), inside a profiler's capture range
+  // named by the case (profiler_range.hpp): a profiler attached with its capture off sees this
+  // case's kernels exactly once, and its replays of them touch no timed sample.
+  void profiled_run() {
+    case_->before_run();
+    Kokkos::fence();
+    profiler_range range(what_);
+    case_->run();
+    Kokkos::fence();
   }
 
   // Quick mode is a smoke pass: a case whose validation run alone exceeded the budget is not run
@@ -224,6 +236,7 @@ void measure_case(const planned_case& pc, const measurement_env& env, result_row
     m.set_up();
     if (!m.validate()) return;
     if (env.sampler.models()) return m.summarise_model();
+    if (env.policy.profile) m.profiled_run();
     if (!m.validation_run_is_the_sample()) {
       m.warm_up();
       m.choose_launches_per_sample();

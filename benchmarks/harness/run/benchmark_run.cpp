@@ -4,6 +4,7 @@
 #include "device/gpu_clocks.hpp"
 #include "measure/ceilings.hpp"
 #include "measure/measure.hpp"
+#include "measure/profiler_range.hpp"
 #include "measure/stop.hpp"
 #if defined(KCNN_GPU_MODEL)
 #include "measure/model_sampler.hpp"
@@ -38,6 +39,7 @@ timing_policy timing_policy_from(const options& o, double overhead_s) {
   p.noisy_spread = o.noisy_spread;
   p.quick = o.quick;
   p.overhead_s = overhead_s;
+  p.profile = o.profile;
   return p;
 }
 
@@ -464,6 +466,9 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   if (!open_outputs(opt, ctx, job, out)) return 2;
   add_google_benchmark_context(ctx);
   const run_calibration cal = calibrate(opt, ctx, rank0);
+  if (opt.profile && !profiler_capture_available() && rank0)
+    std::cerr << "kcnn-bench: warning: --profile: this build has no device profiler capture range (a CUDA build "
+                 "has); each case's extra run is made outside any\n";
   job.barrier("the start of the cases");
 
   benchmark_run run(opt, std::move(cases), [&](const result_row& r) { out.write(r); }, ctx, cal, settings, job, cases_in_all);

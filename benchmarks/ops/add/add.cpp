@@ -1,6 +1,6 @@
 // add: residual sum of two tensors of the same shape: naive (one thread per element; the
-// baseline, also readonly and the CUDA spaces) and vector (rows of the storage per team, lanes
-// along the contiguous axis).
+// baseline, also readonly and the CUDA spaces), vector (rows of the storage per team, lanes
+// along the contiguous axis) and flat (the storages as one run).
 #include "../common/fault_injection.hpp"
 #include "../common/variant_kinds.hpp"
 
@@ -37,6 +37,7 @@ const registrar reg([](registry& r) {
   using namespace kcnn::layout;
   register_variant<add_kernel<>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
   register_variant<add_kernel<variant::add_vector>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::vector});
+  register_variant<add_kernel<variant::add_flat>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::flat});
   fault::register_faults<add_kernel<>>(r, "add");
   r.add_unavailable("add/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");
 });

@@ -9,8 +9,10 @@ inline const variant_kind naive{"naive", "one thread per output element in the o
                                          "recovered by division: adjacent threads on adjacent outputs (coalesced writes)"};
 inline const variant_kind in_place{"in_place", "naive, writing over its input (the output aliases input 0)", origin::kcnn,
                                    true};
-inline const variant_kind flat{"flat", "thread i takes storage element i, no coordinates (in and out in one layout): "
-                                       "adjacent GPU threads on adjacent addresses in every layout, vectorised on a host"};
+inline const variant_kind flat{"flat", "the storage as one run, no coordinates (operands in one layout): GPU thread i "
+                                       "takes element i, or, past the threads the GPU holds at once, elements i, i + q, "
+                                       "i + 2q, i + 3q (q = n / 4; adjacent threads on adjacent addresses, four loads in "
+                                       "flight per operand); a host thread 4096 consecutive elements, vectorised"};
 inline const variant_kind vector{"vector", "rows of the storage per team (TeamThreadRange), lanes along the layout's "
                                            "contiguous axis (ThreadVectorRange: nchw w, nhwc c, chwn n): coalesced on a "
                                            "GPU, 16-wide blocks on a host; coordinates once per row; LRN across channels "

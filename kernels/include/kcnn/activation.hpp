@@ -130,20 +130,10 @@ struct activation_functor {
 namespace detail {
 // The flat form: the storage as one run, no coordinates, the function fixed at compile time,
 // the transcendentals from kcnn/vmath.hpp (vectorisable on a host, fast intrinsics on a GPU).
-//  * Host: item i is a chunk of 4096 consecutive elements, so that the loop and its
-//    loop-invariant alpha sit in one function: a loop of single-element functor calls vectorised
-//    with Kokkos 3's Serial backend but not with Kokkos 4's OpenMP one, where the store through
-//    out may alias the functor's alpha (elu ran 10x slower).
-//  * GPU: item i (a thread) takes elements i, i + q, i + 2q, i + 3q (q = ceil(n / 4)): each of
-//    the four loads is coalesced across the warp (adjacent threads, adjacent addresses) and all
-//    four are issued before the first store, so a thread has four loads in flight, not one. On an
-//    H200 a copy of one float per thread reached 1.66 TB/s and one of four such elements
-//    4.01 TB/s (the copy and copy4 ceilings, results/nvidia-h200/20261127T151733Z-smoke.json).
-template <class Exec>
-inline constexpr std::size_t flat_chunk = host_backend<Exec> ? 4096 : 1;
-template <class Exec>
-inline constexpr std::size_t flat_interleave = host_backend<Exec> ? 1 : 4;
-
+// Items as kcnn/lanes.hpp's flat_items_of says. The host's chunk keeps the loop
+// and its loop-invariant alpha in one function: a loop of single-element functor calls vectorised
+// with Kokkos 3's Serial backend but not with Kokkos 4's OpenMP one, where the store through out
+// may alias the functor's alpha (elu ran 10x slower).
 template <activation_kind Kind>
 KOKKOS_FORCEINLINE_FUNCTION float activation_flat_apply(const float v, const float alpha) {
   if constexpr (Kind == activation_kind::relu) return v > 0.0f ? v : 0.0f;
@@ -186,10 +176,14 @@ struct activation_flat_functor {
 };
 template <activation_kind Kind, class Exec>
 void activation_flat_launch(const Exec& exec, const float* in, float* out, std::size_t n, const activation_params& a) {
-  constexpr std::size_t chunk = flat_chunk<Exec>, interleave = flat_interleave<Exec>;
-  const std::size_t q = (n + interleave - 1) / interleave;
-  launch_range("kcnn::activation_flat", exec, (q + chunk - 1) / chunk,
-               activation_flat_functor<Kind, chunk, interleave>{in, out, n, q, a});
+  const flat_items f = flat_items_of(exec, n);
+  if constexpr (!host_backend<Exec>) {
+    if (f.interleaved) {
+      launch_range("kcnn::activation_flat", exec, f.items, activation_flat_functor<Kind, 1, flat_interleave>{in, out, n, f.q, a});
+      return;
+    }
+  }
+  launch_range("kcnn::activation_flat", exec, f.items, activation_flat_functor<Kind, flat_chunk<Exec>, 1>{in, out, n, f.q, a});
 }
 }  // namespace detail
 
@@ -205,11 +199,12 @@ struct activation_naive {
   }
 };
 // Over the storage directly, for in and out of the same compile-time layout (an elementwise
-// function does not need coordinates): GPU thread i takes storage elements i, i + q, i + 2q,
-// i + 3q (q = ceil(n / 4)), so adjacent threads touch adjacent addresses in each of its four
-// loads (coalesced in every layout), all four in flight at once; a host thread takes 4096
-// consecutive elements, a loop it vectorises; no index arithmetic; the kind is dispatched once per call to a kernel specialised for it, and exp, tanh
-// and sigmoid come from kcnn/vmath.hpp (polynomials on a host, __expf on a GPU).
+// function does not need coordinates): GPU thread i takes storage element i, or, past what the
+// GPU holds at once, elements i, i + q, i + 2q, i + 3q (q = ceil(n / 4)): adjacent threads on
+// adjacent addresses in each load (coalesced in every layout), four in flight per thread; a host
+// thread takes 4096 consecutive elements, a loop it vectorises. No index arithmetic; the kind is
+// dispatched once per call to a kernel specialised for it, and exp, tanh and sigmoid come from
+// kcnn/vmath.hpp (polynomials on a host, __expf on a GPU).
 struct activation_flat {
   using op = ops::activation;
   template <class Exec, class In, class Out>

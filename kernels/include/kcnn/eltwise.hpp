@@ -1,6 +1,7 @@
 #pragma once
-// Residual add (out = a + b), one thread per output element in the output's storage order, and
-// concatenation along channels.
+// Residual add (out = a + b): naive (one thread per output element in the output's storage order),
+// vector (kcnn/lanes.hpp's rows and lanes) and flat (the storage as one run); concatenation along
+// channels.
 //
 // Entry points: kcnn::add(exec, a, b, out, variant = variant::add_naive{}) and
 // kcnn::concat(exec, inputs, out, variant = variant::concat_naive{}).
@@ -42,6 +43,38 @@ struct concat_slab_functor {
     if constexpr (Out::layout_tag::runtime_strided) layout::strided::storage_coords(i, in.dims(), out.order(), n, c, h, w);
     else Out::layout_tag::storage_coords(i, in.dims(), n, c, h, w);
     out(n, offset + c, h, w) = in(n, c, h, w);
+  }
+};
+
+// The flat form (kcnn/lanes.hpp's flat_items_of): out = a + b over the storages as one run. out may be a or b (in place): no restrict; an item's loads all precede its stores.
+template <std::size_t Chunk, std::size_t Interleave>
+struct add_flat_functor {
+  static_assert(Chunk == 1 || Interleave == 1, "add_flat_functor: a chunk or an interleave, not both");
+  const float* a;
+  const float* b;
+  float* out;
+  std::size_t n;
+  std::size_t q;  // Interleave > 1: the distance between an item's elements
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t item) const {
+    if constexpr (Interleave > 1) {
+      float x[Interleave], y[Interleave];
+      for (std::size_t k = 0; k < Interleave; ++k) {
+        const std::size_t e = item + k * q;
+        x[k] = e < n ? a[e] : 0.0f;
+        y[k] = e < n ? b[e] : 0.0f;
+      }
+      for (std::size_t k = 0; k < Interleave; ++k) {
+        const std::size_t e = item + k * q;
+        if (e < n) out[e] = x[k] + y[k];
+      }
+    } else {
+      const std::size_t begin = item * Chunk;
+      const std::size_t count = Chunk == 1 ? 1 : (n - begin < Chunk ? n - begin : Chunk);
+      const float* x = a + begin;
+      const float* y = b + begin;
+      float* z = out + begin;
+      for (std::size_t i = 0; i < count; ++i) z[i] = x[i] + y[i];
+    }
   }
 };
 
@@ -93,6 +126,33 @@ struct add_vector {
   void run(const Exec& exec, const A& a, const B& b, const Out& out, const no_params&) const {
     for_each_element_by_rows<typename Out::layout_tag>("kcnn::add_vector", exec, out.dims(),
                                                        detail::add_element<A, B, Out>{a, b, out});
+  }
+};
+// Over the storages directly, for a, b and out of one compile-time layout (no coordinates): GPU
+// thread i takes storage element i, or, past what the GPU holds at once, elements i, i + q,
+// i + 2q, i + 3q (q = ceil(n / 4)), adjacent threads on adjacent addresses in each of its eight
+// loads, all in flight at once; a host thread takes 4096 consecutive elements, a loop it
+// vectorises.
+struct add_flat {
+  using op = ops::add;
+  template <class Exec, class A, class B, class Out>
+  void run(const Exec& exec, const A& a, const B& b, const Out& out, const no_params&) const {
+    static_assert(std::is_same_v<typename A::layout_tag, typename Out::layout_tag> &&
+                      std::is_same_v<typename B::layout_tag, typename Out::layout_tag> &&
+                      !Out::layout_tag::runtime_strided,
+                  "kcnn::add: add_flat needs a, b and out in the same compile-time layout");
+    const std::size_t n = out.size();
+    const flat_items f = flat_items_of(exec, n);
+    const float* x = a.view().data();
+    const float* y = b.view().data();
+    float* z = out.view().data();
+    if constexpr (!host_backend<Exec>) {
+      if (f.interleaved) {
+        launch_range("kcnn::add_flat", exec, f.items, detail::add_flat_functor<1, flat_interleave>{x, y, z, n, f.q});
+        return;
+      }
+    }
+    launch_range("kcnn::add_flat", exec, f.items, detail::add_flat_functor<flat_chunk<Exec>, 1>{x, y, z, n, f.q});
   }
 };
 // One launch per input, each copying its channel slab in the output's storage order (Caffe's

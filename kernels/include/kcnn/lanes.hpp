@@ -18,6 +18,7 @@
 // Kernels whose reduction or window runs along an axis that is a row axis in one layout and the
 // run in another (LRN and softmax over channels, pooling windows) choose their form per layout
 // at compile time, from the layout's run axis.
+#include <kcnn/compat.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/map.hpp>
 
@@ -85,6 +86,44 @@ inline constexpr bool host_backend =
 // Elements per vector lane: 16 on a host (one 512-bit register of floats), 1 on a GPU.
 template <class Exec>
 inline constexpr int lane_width = host_backend<Exec> ? 16 : 1;
+
+// The threads Exec's device holds at once (a GPU: SMs x threads per SM; a host: its threads); in a
+// gpu-model build, the modelled GPU's.
+template <class Exec>
+std::size_t device_concurrency(const Exec& exec) {
+#if defined(KCNN_GPU_MODEL)
+  if (const int m = model::device_concurrency(); m > 0) return std::size_t(m);
+#endif
+  return std::size_t(compat::concurrency(exec));
+}
+
+// The flat forms (activation_flat, add_flat: an elementwise function over a storage as one run,
+// no coordinates).
+//  * Host: an item is a chunk of flat_chunk consecutive elements, a loop the compiler vectorises
+//    with its loop invariants in registers.
+//  * GPU: an item is a thread. While the GPU holds a thread per element at once, one element each:
+//    every load is already in flight. Beyond that, flat_interleave elements a quarter of the
+//    storage apart (i, i + q, i + 2q, i + 3q, q = ceil(n / 4)): each load coalesced across the
+//    warp, all issued before the first store, four in flight per thread instead of one. Measured
+//    on an H200 (docs/gpu-results.md): a copy of one float per thread 1.66 TB/s, of four such
+//    4.01 TB/s (the copy and copy4 ceilings); relu over 205 M elements 1.67 TB/s one per thread,
+//    4.07 TB/s four; the smoke activations over 65536 elements (a quarter of the H200's 270336
+//    threads) 5.1 us one per thread, 6.9 us four.
+template <class Exec>
+inline constexpr std::size_t flat_chunk = host_backend<Exec> ? 4096 : 1;
+inline constexpr std::size_t flat_interleave = 4;
+// A flat launch over n elements: `items` work items; interleaved: an item's elements `q` apart.
+struct flat_items {
+  std::size_t items, q;
+  bool interleaved;
+};
+template <class Exec>
+flat_items flat_items_of(const Exec& exec, const std::size_t n) {
+  if (host_backend<Exec> || n <= device_concurrency(exec))
+    return {(n + flat_chunk<Exec> - 1) / flat_chunk<Exec>, n, false};
+  const std::size_t q = (n + flat_interleave - 1) / flat_interleave;
+  return {q, q, true};
+}
 
 // W floats held as one value, for register tiles whose accumulators must stay in registers
 // (conv2d direct_vector): on a host built by GCC or Clang, a vector-extension type (one zmm

@@ -43,6 +43,10 @@ void launch_end();
 // simulated thread's registers and locals.
 void block_begin(long long block, const void* params, std::size_t params_bytes);
 void block_end();
+// The threads the modelled GPU holds at once (SMs x threads per SM) while a model session is
+// open; 0 otherwise. A kernel's launch choices that depend on the device's size read it
+// (kcnn/lanes.hpp's device_concurrency), not the host's.
+int device_concurrency();
 // [p, p + bytes) is team scratch (shared memory) of the current block.
 void scratch_region(const void* p, std::size_t bytes);
 
