@@ -631,9 +631,11 @@ TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
   std::ofstream(bin / "ncu") << "#!/bin/sh\nlog=''\nfrom=on\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in\n"
                                 "    --log-file) log=$2; shift 2 ;;\n    --metrics) m=$2; shift 2 ;;\n"
                                 "    --profile-from-start) from=$2; shift 2 ;;\n"
+                                "    --print-nvtx-rename) rename=$2; shift 2 ;;\n    --print-units) shift 2 ;;\n"
+                                "    --nvtx) nvtx=1; shift ;;\n"
                                 "    --csv) shift ;;\n    *) break ;;\n  esac\ndone\n"
                                 "printf '\"ID\",\"Metric Name\",\"Metric Value\"\\n\"0\",\"%s\",\"1\"\\n' \"$m\" > \"$log\"\n"
-                                "echo \"from-start=$from target: $*\" > \"$log.args\"\n"
+                                "echo \"from-start=$from nvtx=$nvtx rename=$rename target: $*\" > \"$log.args\"\n"
                                 "exec \"$@\"\n";
   fs::permissions(bin / "ncu", fs::perms::owner_all);
   // Only concat: the smoke step and the profiled smoke run are short, the other suites have no
@@ -654,9 +656,10 @@ TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
   EXPECT_EQ(metrics[0].parent_path(), records[0].parent_path()) << "beside the session's results";
   EXPECT_NE(slurp(metrics[0]).find("dram__bytes_read.sum"), std::string::npos);
   // ncu captures only the capture ranges, and the target opens one per case (--profile): not the
-  // timer's calibration, fills, validations and timed runs.
+  // timer's calibration, fills, validations and timed runs; kernels are named after the case's
+  // NVTX range (scripts/ncu-counters reads them so).
   const std::string args = slurp(fs::path(metrics[0].string() + ".args"));
-  EXPECT_NE(args.find("from-start=off "), std::string::npos) << args;
+  EXPECT_NE(args.find("from-start=off nvtx=1 rename=kernel "), std::string::npos) << args;
   EXPECT_NE(args.find(" --profile"), std::string::npos) << args;
   // The profiled run's rows are apart from the timed ones, and validated.
   const auto profiled = files_with(out / "ncu-profiled", "-smoke.csv");

@@ -212,16 +212,18 @@ int run_session_mode(int argc, char** argv, const options& opt) {
   // ncu captures only those (--profile-from-start off), so the timer's 200 calibration launches,
   // the fills, validations and timed runs are not profiled (profiling them all did not finish one
   // case group in 30 s on an H200). Its metrics in <stamp>-ncu-smoke.csv beside the results
-  // (kcnn-report passes over CSVs that are not results), one block of kernels per case in the
-  // order of the profiled run's own rows, which go to a folder of their own (profiled runs' times
-  // are not timings).
+  // (kcnn-report passes over CSVs that are not results), each kernel named after its case's NVTX
+  // range (--print-nvtx-rename kernel) in base units, what scripts/ncu-counters turns into
+  // kcnn-report's counters; the profiled run's own rows go to a folder of their own (profiled
+  // runs' times are not timings).
   session_step ncu{"ncu smoke (model against hardware)", {}, {}};
   const std::string ncu_path = find_on_path("ncu");
   if (ncu_path.empty()) {
     ncu.skip_reason = "skipped: ncu not on PATH";
   } else {
-    ncu.argv = {ncu_path, "--profile-from-start", "off", "--csv", "--log-file",
-                (device_dir / (stamp + "-ncu-smoke.csv")).string(), "--metrics", ncu_metrics, self, "--suite", "smoke"};
+    ncu.argv = {ncu_path, "--profile-from-start", "off", "--nvtx", "--print-nvtx-rename", "kernel",
+                "--print-units", "base", "--csv", "--log-file", (device_dir / (stamp + "-ncu-smoke.csv")).string(),
+                "--metrics", ncu_metrics, self, "--suite", "smoke"};
     ncu.argv.insert(ncu.argv.end(), common.begin(), common.end());
     ncu.argv.insert(ncu.argv.end(), {"--quick", "--no-ceilings", "--profile", "--out",
                                      (fs::path(opt.out) / "ncu-profiled").string()});

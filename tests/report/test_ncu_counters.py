@@ -1,0 +1,64 @@
+"""scripts/ncu-counters: an ncu --csv log of a `kcnn-bench --profile` run, kernels renamed after
+their case's NVTX range, becomes kcnn-report's counters CSV (one row per case, metrics summed)."""
+import csv
+import os
+import subprocess
+import sys
+
+from conftest import REPO
+from kcnn_report.cli import load_counters
+
+SCRIPT = os.path.join(REPO, "scripts", "ncu-counters")
+HEAD = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",' \
+       '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+CONV = "conv2d/nchw/global/library/im2col_gemm/smoke.conv_3x3/n8"
+RELU = "relu/nchw/global/coalesced/flat/resnet50.layer1_0_relu/n8"
+
+
+def row(kid, name, metric, unit, value):
+    return f'"{kid}","1","kcnn-bench","h","{name}","1","7","(128, 1, 1)","(50, 1, 1)","0","9.0",' \
+           f'"Command line profiler metrics","{metric}","{unit}","{value}"'
+
+
+def run(tmp_path, lines):
+    src = tmp_path / "ncu.csv"
+    src.write_text("==PROF== Connected to process 1\n" + "\n".join([HEAD] + lines) + "\n==PROF== Disconnected\n")
+    r = subprocess.run([sys.executable, SCRIPT, str(src)], capture_output=True, text=True)
+    return r, tmp_path / "ncu-counters.csv"
+
+
+def test_a_case_of_two_kernels_sums_them_in_base_units(tmp_path):
+    r, out = run(tmp_path, [
+        row(0, CONV, "dram__bytes_read.sum", "byte", "1,048,576"),
+        row(0, CONV, "dram__bytes_write.sum", "byte", "4,096"),
+        row(0, CONV, "gpu__time_duration.sum", "nsecond", "2,500"),
+        row(1, CONV, "dram__bytes_read.sum", "byte", "1,000"),   # im2col's second kernel (the gemm)
+        row(1, CONV, "gpu__time_duration.sum", "nsecond", "500"),
+        row(1, CONV, "launch__grid_size", "", "50"),              # not a summed column: left out
+        row(2, RELU, "dram__bytes_read.sum", "Mbyte", "25.69"),
+        row(2, RELU, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "", "200,704"),
+    ])
+    assert r.returncode == 0, r.stderr
+    rows = {x["key"]: x for x in csv.DictReader(out.open())}
+    assert set(rows) == {CONV, RELU}
+    assert rows[CONV]["kernels"] == "2"
+    assert float(rows[CONV]["dram_bytes"]) == 1048576 + 4096 + 1000
+    assert float(rows[CONV]["gpu_time_us"]) == 3.0
+    assert float(rows[RELU]["dram_bytes"]) == 25.69e6
+    assert float(rows[RELU]["ld_requests"]) == 200704
+    counters = load_counters(str(out))  # what kcnn-report --counters reads
+    assert dict(zip(counters["key"], counters["dram_bytes"])) == {CONV: 1053672.0, RELU: 25.69e6}
+
+
+def test_kernels_not_renamed_after_their_case_are_refused(tmp_path):
+    r, out = run(tmp_path, [row(0, "void Kokkos::cuda_parallel_launch_local_memory<...>", "dram__bytes_read.sum",
+                                "byte", "1")])
+    assert r.returncode == 1
+    assert "not a case key" in r.stderr and "--print-nvtx-rename kernel" in r.stderr
+    assert not out.exists()
+
+
+def test_an_unknown_unit_is_refused_naming_the_row(tmp_path):
+    r, _ = run(tmp_path, [row(0, RELU, "gpu__time_duration.sum", "cycle", "5")])
+    assert r.returncode == 1
+    assert "row 2" in r.stderr and "--print-units base" in r.stderr
