@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 using namespace kcnn;
 using exec = Kokkos::DefaultExecutionSpace;
@@ -394,4 +395,49 @@ TEST(Eltwise, AddAndConcat) {
   const dims4 cd{2, 6, 2, 2};
   EXPECT_EQ(c[cd.logical_index(1, 2, 1, 0)], 1 + 20 + 100);
   EXPECT_EQ(c[cd.logical_index(1, 4, 1, 0)], 0.5);
+}
+
+// The GPU's interleaved flat items (kcnn/lanes.hpp's flat_items_of: item i takes elements i, i + q,
+// i + 2q, i + 3q, q = ceil(n / 4)), run here on the host's memory so that their index arithmetic
+// is checked where no GPU is: every element written once with its own value for n = 0..13 (tails
+// of 1, 2 and 3), out of place and in place (out aliasing an input). A host build never takes
+// this path through the entry points.
+TEST(FlatForms, InterleavedItemsCoverEveryElementOnceInAndOutOfPlace) {
+  using host = Kokkos::DefaultHostExecutionSpace;
+  for (std::size_t n = 0; n <= 13; ++n) {
+    const std::size_t q = (n + flat_interleave - 1) / flat_interleave;
+    std::vector<float> a(n), b(n), out(n, -99.0f);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = float(i) - 5.0f;  // negatives for relu
+      b[i] = 100.0f + float(i);
+    }
+    const auto items = [&](const auto& f) {
+      Kokkos::parallel_for(Kokkos::RangePolicy<host, Kokkos::IndexType<std::size_t>>(0, q), f);
+      Kokkos::fence();
+    };
+    items(detail::add_flat_functor<1, flat_interleave>{a.data(), b.data(), out.data(), n, q});
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(out[i], a[i] + b[i]) << "add n " << n << " i " << i;
+    std::vector<float> x = a;  // in place: out is the first operand
+    items(detail::add_flat_functor<1, flat_interleave>{x.data(), b.data(), x.data(), n, q});
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(x[i], a[i] + b[i]) << "add in place n " << n << " i " << i;
+    std::vector<float> r = a;  // relu in place
+    activation_params p = activation_params::relu();
+    items(detail::activation_flat_functor<activation_kind::relu, 1, flat_interleave>{r.data(), r.data(), n, q,
+                                                                                     p.resolved()});
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(r[i], std::max(a[i], 0.0f)) << "relu in place n " << n << " i " << i;
+  }
+}
+
+// Which items a flat launch takes: a host's 4096-element chunks; on a GPU one element per thread
+// up to the threads it holds at once.
+TEST(FlatForms, HostItemsAreChunksOfConsecutiveElements) {
+  const flat_items f = flat_items_of(exec{}, 10000);
+  if constexpr (host_backend<exec>) {
+    EXPECT_FALSE(f.interleaved);
+    EXPECT_EQ(f.items, 3u);  // 4096 + 4096 + 1808
+  } else {
+    const std::size_t c = device_concurrency(exec{});
+    EXPECT_EQ(f.interleaved, 10000 > c);
+  }
+  EXPECT_EQ(flat_items_of(exec{}, 0).items, 0u);
 }

@@ -21,7 +21,7 @@ if(GIT_EXECUTABLE AND NOT FALLBACK_COMMIT)
     set(rc 1)
   endif()
   if(rc EQUAL 0)
-    execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SOURCE_DIR}" status --porcelain --untracked-files=no
+    execute_process(COMMAND "${GIT_EXECUTABLE}" --no-optional-locks -C "${SOURCE_DIR}" status --porcelain --untracked-files=no
                     OUTPUT_VARIABLE status OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
     if(rc EQUAL 0)
       set(commit "${head}")

@@ -61,4 +61,11 @@ def test_kernels_not_renamed_after_their_case_are_refused(tmp_path):
 def test_an_unknown_unit_is_refused_naming_the_row(tmp_path):
     r, _ = run(tmp_path, [row(0, RELU, "gpu__time_duration.sum", "cycle", "5")])
     assert r.returncode == 1
-    assert "row 2" in r.stderr and "--print-units base" in r.stderr
+    assert "line 3" in r.stderr and "--print-units base" in r.stderr  # after a ==PROF== line and the header
+
+
+def test_a_log_without_the_metrics_it_reads_is_refused(tmp_path):
+    r, out = run(tmp_path, [row(0, RELU, "launch__grid_size", "", "50")])
+    assert r.returncode == 1
+    assert "--metrics" in r.stderr
+    assert not out.exists()

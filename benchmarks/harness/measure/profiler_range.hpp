@@ -1,10 +1,11 @@
 #pragma once
 // A profiler's capture range around one run of a case (kcnn-bench --profile). On a CUDA build:
 // cudaProfilerStart and cudaProfilerStop, what `ncu --profile-from-start off` and `nsys profile
-// --capture-range=cudaProfilerApi` wait for, inside an NVTX range named by the case's key (`ncu
-// --nvtx --print-nvtx-rename kernel` then names each kernel after its case). Everything else the
-// process launches (the timer's calibration, fills, validation, timed runs) stays outside.
-// Other builds have no such profiler: kcnn-bench refuses --profile there.
+// --capture-range=cudaProfilerApi --capture-range-end=repeat` wait for, inside an NVTX range named
+// by the case's key (`ncu --nvtx --print-nvtx-rename kernel` then names each kernel after its
+// case; a toolkit without the header-only NVTX 3 leaves them unnamed, which scripts/ncu-counters
+// refuses). Everything else the process launches (the timer's calibration, fills, validation,
+// timed runs) stays outside. Other builds have no such range: kcnn-bench warns and makes the run.
 #include <string>
 
 namespace kcnn::bench {

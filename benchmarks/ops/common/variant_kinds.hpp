@@ -11,7 +11,7 @@ inline const variant_kind in_place{"in_place", "naive, writing over its input (t
                                    true};
 inline const variant_kind flat{"flat", "the storage as one run, no coordinates (operands in one layout): GPU thread i "
                                        "takes element i, or, past the threads the GPU holds at once, elements i, i + q, "
-                                       "i + 2q, i + 3q (q = n / 4; adjacent threads on adjacent addresses, four loads in "
+                                       "i + 2q, i + 3q (q = ceil(n / 4); adjacent threads on adjacent addresses, four loads in "
                                        "flight per operand); a host thread 4096 consecutive elements, vectorised"};
 inline const variant_kind vector{"vector", "rows of the storage per team (TeamThreadRange), lanes along the layout's "
                                            "contiguous axis (ThreadVectorRange: nchw w, nhwc c, chwn n): coalesced on a "

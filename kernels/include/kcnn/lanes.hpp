@@ -88,7 +88,8 @@ template <class Exec>
 inline constexpr int lane_width = host_backend<Exec> ? 16 : 1;
 
 // The threads Exec's device holds at once (a GPU: SMs x threads per SM; a host: its threads); in a
-// gpu-model build, the modelled GPU's.
+// gpu-model build, the modelled GPU's while a model session is open (a traced run), the host's
+// otherwise.
 template <class Exec>
 std::size_t device_concurrency(const Exec& exec) {
 #if defined(KCNN_GPU_MODEL)
@@ -108,7 +109,8 @@ std::size_t device_concurrency(const Exec& exec) {
 //    on an H200 (docs/gpu-results.md): a copy of one float per thread 1.66 TB/s, of four such
 //    4.01 TB/s (the copy and copy4 ceilings); relu over 205 M elements 1.67 TB/s one per thread,
 //    4.07 TB/s four; the smoke activations over 65536 elements (a quarter of the H200's 270336
-//    threads) 5.1 us one per thread, 6.9 us four.
+//    threads) 5.1 us one per thread, 6.9 us four. Between one and four times the threads the GPU
+//    holds, nothing is measured yet.
 template <class Exec>
 inline constexpr std::size_t flat_chunk = host_backend<Exec> ? 4096 : 1;
 inline constexpr std::size_t flat_interleave = 4;
