@@ -119,8 +119,16 @@ TEST(ComputeVariants, Conv2dGroupsOfFewChannels) {
   EXPECT_GE(check_all_variants(spec("g8", "conv2d", 1, 64, 8, 11, 64, 3, 3, 1, 1, 8)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("g16", "conv2d", 1, 32, 7, 10, 32, 3, 3, 1, 1, 2)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("g4_s2", "conv2d", 2, 64, 11, 17, 64, 3, 3, 2, 1, 16)).kcnn_portable, 24);
+  // The host's phase tile (groups of 8 and 16): stride 2, a row of 4-pixel tiles and a partial
+  // one, 1 x 1 and 5 x 3 filters.
+  EXPECT_GE(check_all_variants(spec("g8_s2", "conv2d", 1, 64, 9, 15, 64, 3, 3, 2, 1, 8)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("g16_1x1", "conv2d", 2, 64, 5, 6, 64, 1, 1, 1, 0, 4)).kcnn_portable, 24);
+  EXPECT_GE(check_all_variants(spec("g8_5x3", "conv2d", 1, 32, 7, 9, 32, 5, 3, 1, 1, 4)).kcnn_portable, 24);
   check_geometry(spec("g4_dil", "conv2d", 1, 128, 12, 13, 128, 3, 3, 1, 0, 32, [](layer_spec& l) {
     l.dilation_h = l.dilation_w = 2; l.pad_h = l.pad_w = 1; l.pad_h_end = l.pad_w_end = 3;
+  }));
+  check_geometry(spec("g8_dil", "conv2d", 1, 64, 12, 13, 64, 3, 3, 1, 0, 8, [](layer_spec& l) {
+    l.dilation_h = 2; l.dilation_w = 3; l.pad_h = 2; l.pad_w = 1; l.pad_h_end = 1; l.pad_w_end = 3;
   }));
 }
 TEST(ComputeVariants, Conv2dDepthwise) {

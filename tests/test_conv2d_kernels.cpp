@@ -87,3 +87,31 @@ INSTANTIATE_TEST_SUITE_P(
              "k" + std::to_string(p.k) + "r" + std::to_string(p.r) + "s" + std::to_string(p.stride) +
              "p" + std::to_string(p.pad) + "g" + std::to_string(p.groups);
     });
+
+// The phase tile's lane helpers (direct_vector, host groups of 8 and 16), hand-checked: W = 16
+// and 8 (vector types, the AVX broadcast where the build has it) and 4 (the array fallback).
+template <int W>
+void check_phase_lanes() {
+  float src[4] = {1.5f, -2.0f, 3.25f, 4.0f};
+  float_lanes<W> q;
+  broadcast_quad<W>(q, src);
+  for (int l = 0; l < W; ++l) EXPECT_EQ(lane_get<W>(q, l), src[l % 4]) << "W " << W << " lane " << l;
+  // a_j lane l = 100 j + l: out lane j W/4 + c = sum over ph of (100 j + 4 c + ph) = 400 j + 16 c + 6.
+  float_lanes<W> a[4];
+  for (int j = 0; j < 4; ++j) {
+    float v[W];
+    for (int l = 0; l < W; ++l) v[l] = float(100 * j + l);
+    load_lanes<W>(a[j], v);
+  }
+  float_lanes<W> out;
+  sum_phases<W>(out, a[0], a[1], a[2], a[3]);
+  for (int o = 0; o < W; ++o) {
+    const int j = o / (W / 4), c = o % (W / 4);
+    EXPECT_EQ(lane_get<W>(out, o), float(400 * j + 16 * c + 6)) << "W " << W << " output lane " << o;
+  }
+}
+TEST(PhaseLanes, BroadcastQuadAndSumPhases) {
+  check_phase_lanes<16>();
+  check_phase_lanes<8>();
+  check_phase_lanes<4>();
+}

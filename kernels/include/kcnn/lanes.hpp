@@ -24,6 +24,11 @@
 
 #include <Kokkos_Core.hpp>
 
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
+    !defined(__SYCL_DEVICE_ONLY__) && (defined(__AVX__) || defined(__AVX512F__))
+#include <immintrin.h>  // broadcast_quad's 16-byte broadcast
+#endif
+
 #include <algorithm>
 #include <cstddef>
 #include <stdexcept>
@@ -299,6 +304,74 @@ KOKKOS_FORCEINLINE_FUNCTION float lane_get(const float_lanes<W>& v, int l) {
   else if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>) return v.v[l];
   else return v[l];
 }
+
+// Lanes of four input-channel phases (a grouped convolution's phase tile: lane l of a vector is
+// output channel l / 4 of the vector's W / 4 and input phase l mod 4). broadcast_quad: the 4
+// floats at p repeated over the W lanes, lane l = p[l mod 4] (one 16-byte broadcast load, no
+// shuffle, where the compiler has __builtin_shufflevector). sum_phases: out lane j W/4 + q = the
+// sum of a_j's lanes 4 q .. 4 q + 3, the four phases of a_j's channel q (four two-source shuffles,
+// three adds and one permute for W outputs).
+namespace detail {
+constexpr int phase_pair(int p, int W) { return p % 4 < 2 ? p / 4 * 4 + p % 4 : W + p / 4 * 4 + p % 4 - 2; }
+constexpr int phase_even(int p, int W) { return p % 4 < 2 ? p / 4 * 4 + 2 * (p % 4) : W + p / 4 * 4 + 2 * (p % 4 - 2); }
+constexpr int phase_order(int o, int W) { return 4 * (o % (W / 4)) + o / (W / 4); }
+#ifdef KCNN_HAVE_SHUFFLEVECTOR
+template <class V, std::size_t... L>
+KOKKOS_FORCEINLINE_FUNCTION void sum_phases_impl(V& out, const V& a0, const V& a1, const V& a2, const V& a3,
+                                                 std::index_sequence<L...>) {
+  constexpr int W = sizeof...(L);
+  const V s01 = __builtin_shufflevector(a0, a1, phase_pair(L, W)...) +
+                __builtin_shufflevector(a0, a1, (phase_pair(L, W) + 2)...);
+  const V s23 = __builtin_shufflevector(a2, a3, phase_pair(L, W)...) +
+                __builtin_shufflevector(a2, a3, (phase_pair(L, W) + 2)...);
+  const V r = __builtin_shufflevector(s01, s23, phase_even(L, W)...) +
+              __builtin_shufflevector(s01, s23, (phase_even(L, W) + 1)...);
+  out = __builtin_shufflevector(r, r, phase_order(L, W)...);
+}
+#endif
+}  // namespace detail
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void broadcast_quad(float_lanes<W>& out, const float* p) {
+  static_assert(W % 4 == 0, "broadcast_quad: W must be a multiple of 4");
+  // The instruction itself: GCC 12 widens a 4-lane __builtin_shufflevector through a stack slot
+  // (a 16-byte store, then a 64-byte load that cannot be forwarded: a stall per broadcast).
+#if defined(KCNN_VECTOR_EXTENSIONS) && defined(__AVX512F__)
+  if constexpr (W == 16) {
+    out = (float_lanes<16>)_mm512_broadcast_f32x4(_mm_loadu_ps(p));
+    return;
+  }
+#endif
+#if defined(KCNN_VECTOR_EXTENSIONS) && defined(__AVX__)
+  if constexpr (W == 8) {
+    out = (float_lanes<8>)_mm256_broadcast_ps(reinterpret_cast<const __m128*>(p));
+    return;
+  }
+#endif
+  if constexpr (std::is_same_v<float_lanes<W>, detail::float_array<W>>)
+    for (int l = 0; l < W; ++l) out.v[l] = p[l % 4];
+  else
+    for (int l = 0; l < W; ++l) out[l] = p[l % 4];
+}
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void sum_phases(float_lanes<W>& out, const float_lanes<W>& a0, const float_lanes<W>& a1,
+                                            const float_lanes<W>& a2, const float_lanes<W>& a3) {
+  static_assert(W % 4 == 0, "sum_phases: W must be a multiple of 4");
+#ifdef KCNN_HAVE_SHUFFLEVECTOR
+  if constexpr (!std::is_same_v<float_lanes<W>, detail::float_array<W>>) {
+    detail::sum_phases_impl(out, a0, a1, a2, a3, std::make_index_sequence<W>{});
+    return;
+  }
+#endif
+  const float_lanes<W>* a[4] = {&a0, &a1, &a2, &a3};
+  float r[W];
+  for (int o = 0; o < W; ++o) {
+    const int j = o / (W / 4), q = o % (W / 4);
+    r[o] = 0;
+    for (int ph = 0; ph < 4; ++ph) r[o] += lane_get<W>(*a[j], 4 * q + ph);
+  }
+  load_lanes<W>(out, r);
+}
+
 
 // The fastest-varying logical axis of a compile-time layout (nchw: w, nhwc: c, chwn: n).
 template <class Layout>

@@ -28,9 +28,11 @@
 //     every channel block is whole, a work item is a whole output row (depthwise_row);
 //   * the output lines of a tile (not of the grouped lanes') are prefetched for writing before
 //     its stores;
-//   * groups of 2 to 16 channels in and out (ResNeXt: 4) put several groups in one block of
-//     lanes (grouped_tile), each lane's input channel taken from its pixel's block by a permute;
-//     16-channel groups (one group per vector) broadcast each input value from memory instead.
+//   * groups of 8 or 16 channels in and out (ResNeXt's conv3 and conv4) take the phase tile
+//     (conv_vector_phase_functor): a lane is an output channel and one of 4 consecutive input
+//     channels, the 4 inputs a 16-byte broadcast load, the phases summed once at the end; groups
+//     of 2 and 4 put several groups in one block of lanes (grouped_tile), each lane's input
+//     channel taken from its pixel's block by a permute.
 // On a GPU (conv_vector_gpu_functor) a thread is one lane of a warp: the warp's 32 lanes take 32
 // adjacent output channels (lane l holds channels l + 32 v, v < KV, so each of its KV weight
 // loads and output stores is one coalesced 128-byte request), and every lane holds the same PX = 8
@@ -79,8 +81,8 @@ inline constexpr int conv_vector_depthwise_pixels = host_backend<Exec> ? 4 : 4;
 // adjacent threads read one 128-byte run).
 inline constexpr int conv_vector_pad = 32;
 
-// Host: groups of G = c/g = k/g channels (2, 4, 8 or 16) that share a block of lanes
-// (grouped_tile), else 0.
+// Host: groups of G = c/g = k/g channels (2, 4, 8 or 16) that take grouped_tile (2, 4) or the
+// phase tile (8, 16), else 0.
 inline int conv_vector_group_lanes(const conv2d_params& p) {
   const int g = p.k_per_group();
   const bool depthwise = p.c_per_group() == 1 && g == 1;
@@ -105,8 +107,9 @@ inline std::array<int, 2> conv_vector_host_tile(const conv2d_params& p) {
 
 // The packed weights: general layers [g][k block][r][s][c in group][k in block] (blocks of
 // conv_vector_pad channels); depthwise [r][s][k padded]; grouped lanes (host: groups of G = c/g =
-// k/g channels, blocks spanning several groups) [k block][r][s][c in group][k in block]. Zero in
-// the padding.
+// k/g channels, blocks spanning several groups) [k block][r][s][c in group][k in block]; the
+// phase tile (host, G = 8, 16) [k / W][r][s][c / 4][4 vectors][W lanes: channel, phase]. Zero
+// in the padding.
 template <class Wt, class Pack>
 struct conv_vector_pack_functor {
   Wt wt;
@@ -115,7 +118,19 @@ struct conv_vector_pack_functor {
   int kpad;  // general: k per group padded; depthwise: k padded
   bool depthwise;
   bool grouped_lanes = false;
+  int phase_lanes = 0;  // W > 0: the phase tile's weights (conv_vector_phase_functor), W lanes
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    if (phase_lanes) {
+      const int W = phase_lanes, cpg = p.c_per_group();
+      std::size_t j = i;
+      const int l = int(j % std::size_t(W)); j /= std::size_t(W);
+      const int v = int(j % 4); j /= 4;
+      const int t = int(j % std::size_t(cpg / 4)); j /= std::size_t(cpg / 4);
+      const int s = int(j % std::size_t(p.s)); j /= std::size_t(p.s);
+      const int r = int(j % std::size_t(p.r)); j /= std::size_t(p.r);
+      pack(i) = float(wt(int(j) * W + v * (W / 4) + l / 4, 4 * t + l % 4, r, s));
+      return;
+    }
     if (grouped_lanes) {
       constexpr int P = conv_vector_pad;
       const int cpg = p.c_per_group();
@@ -180,9 +195,7 @@ struct conv_vector_nhwc_functor {
   KOKKOS_INLINE_FUNCTION void operator()(const int n, const int oh, const int owb, const int kb) const {
     if constexpr (KV * W <= conv_vector_pad) {  // the grouped lanes' launches (one block of weights)
       if (group_lanes == 2) return grouped_tile<2>(n, oh, owb, kb);
-      if (group_lanes == 4) return grouped_tile<4>(n, oh, owb, kb);
-      if (group_lanes == 8) return grouped_tile<8>(n, oh, owb, kb);
-      if (group_lanes == 16) return grouped_tile<16>(n, oh, owb, kb);
+      if (group_lanes == 4) return grouped_tile<4>(n, oh, owb, kb);  // 8, 16: conv_vector_phase_functor
     }
     // A partial channel block (the last of a layer whose channels are not a multiple of B) has
     // its own copy of the tile: a branch on it inside the tap loop kept GCC from unrolling the
@@ -193,7 +206,7 @@ struct conv_vector_nhwc_functor {
     else tile<false>(n, oh, owb, kb);
   }
 
-  // Grouped convolution with G = c/g = k/g channels per group (ResNeXt: 4), host only: the B
+  // Grouped convolution with G = c/g = k/g = 2 or 4 channels per group (ResNeXt: 4), host only: the B
   // lanes are B consecutive output channels of B / G groups, which read the same B consecutive
   // input channels; for input channel c of a group, lane l takes input lane (l - l mod G + c)
   // of its pixel's B channels (one permute, spread_in_groups), so no lane idles on another
@@ -231,22 +244,6 @@ struct conv_vector_nhwc_functor {
           px[i] = (i < npx && iw >= 0 && iw < Wd) ? row + std::size_t(iw) * C : zero;
         }
         const float* const wp = pack + ((std::size_t(k0 / P) * p.r + r) * p.s + s) * G * P + (k0 % P);
-        if constexpr (G == W) {
-          // One group per vector: input channel c of the group is the same value for every
-          // lane, a broadcast load, and the KV groups' weights for c are KV loads (a permute per
-          // multiply-add made 16-channel groups permute-bound, 3.3x oneDNN on ResNeXt's conv4:
-          // permutes and FMAs share a port).
-          for (int c = 0; c < G; ++c) {
-            vec wv[KV];
-            KCNN_UNROLL_TILE
-            for (int v = 0; v < KV; ++v) load_lanes<W>(wv[v], wp + c * P + v * W);
-            KCNN_UNROLL_TILE
-            for (int i = 0; i < PX; ++i)
-              KCNN_UNROLL_TILE
-              for (int v = 0; v < KV; ++v) madd_lanes<W>(acc[i][v], px[i][v * W + c], wv[v]);
-          }
-          continue;
-        }
         vec wv[G][KV];
         KCNN_UNROLL_TILE
         for (int c = 0; c < G; ++c)
@@ -569,6 +566,87 @@ struct conv_vector_nhwc_functor {
   }
 };
 
+// Grouped convolution with G = c/g = k/g in {8, 16} channels per group on a host (ResNeXt's 32
+// groups of 8 and 16; the functor takes any multiple of 4), the phase tile: a work item is PX pixels x W output channels, held
+// as 4 accumulator vectors per pixel whose lane l is output channel l / 4 of the vector's W / 4
+// (vector v: channels k0 + v W/4 ..) and input phase l mod 4. A step reads input channels 4 t ..
+// 4 t + 3 of the vector's group: one 16-byte broadcast load per pixel and group (broadcast_quad),
+// shared by the vectors of that group, and one multiply-add per vector, with no permute (the
+// grouped lanes' spread_in_groups spent a permute per multiply-add, and permutes share a port
+// with the FMAs). The phases are summed once per output vector (sum_phases), then the bias
+// added. Per step and tap: 4 weight loads and PX W/G broadcasts for 4 PX FMAs. ResNeXt-50's conv3
+// (batch 4, 28 x 28, 256 channels in groups of 8): 1.2 ms against grouped_tile's 2.4 (fastest of
+// 6 processes each, one thread, this host's Xeon). Weights [k / W][r][s][c / 4][4 vectors][W].
+template <int W, int G, int PX, class Bias>
+struct conv_vector_phase_functor {
+  static_assert(W % 4 == 0 && (W % G == 0 || G % W == 0) && G % 4 == 0, "phase tile: W and G multiples of 4");
+  static constexpr int KPV = W / 4;                // output channels per accumulator vector
+  static constexpr int NG = W >= G ? W / G : 1;    // groups among an item's W channels
+  static constexpr int VG = 4 / NG;                // accumulator vectors per group
+  const float* x;
+  const float* pack;
+  const float* zero;  // C + 32 zeros: what a pixel outside the input reads
+  Bias bias;
+  float* y;
+  conv2d_params p;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int n, const int oh, const int owb, const int kb) const {
+    using vec = float_lanes<W>;
+    const int k0 = kb * W, ow0 = owb * PX, q = p.q();
+    const int npx = q - ow0 < PX ? q - ow0 : PX;
+    const int sh = p.row_stride(), sw = p.col_stride(), pt = p.pad_top(), pl = p.pad_left(), H = p.h, Wd = p.w, C = p.c;
+    vec acc[PX][4];
+    KCNN_UNROLL_TILE
+    for (int i = 0; i < PX; ++i)
+      KCNN_UNROLL_TILE
+      for (int v = 0; v < 4; ++v) acc[i][v] = vec{};
+    int gc[NG];  // first input channel of each group among the item's channels
+    KCNN_UNROLL_TILE
+    for (int j = 0; j < NG; ++j) gc[j] = (k0 + j * VG * KPV) / G * G;
+    const std::size_t image = std::size_t(n) * H * Wd * C;
+    for (int r = 0; r < p.r; ++r) {
+      const int ih = oh * sh - pt + r * p.dilation_h;
+      if (ih < 0 || ih >= H) continue;
+      const float* const row = x + image + std::size_t(ih) * Wd * C;
+      for (int s = 0; s < p.s; ++s) {
+        const float* px[PX];
+        KCNN_UNROLL_TILE
+        for (int i = 0; i < PX; ++i) {
+          const int iw = (ow0 + i) * sw - pl + s * p.dilation_w;
+          px[i] = (i < npx && iw >= 0 && iw < Wd) ? row + std::size_t(iw) * C : zero;
+        }
+        const float* const wp = pack + ((std::size_t(kb) * p.r + r) * p.s + s) * G * W;
+        KCNN_UNROLL_TILE
+        for (int t = 0; t < G; t += 4) {
+          vec wv[4];
+          KCNN_UNROLL_TILE
+          for (int v = 0; v < 4; ++v) load_lanes<W>(wv[v], wp + (t + v) * W);
+          KCNN_UNROLL_TILE
+          for (int i = 0; i < PX; ++i)
+            KCNN_UNROLL_TILE
+            for (int j = 0; j < NG; ++j) {
+              vec xq;
+              broadcast_quad<W>(xq, px[i] + gc[j] + t);
+              KCNN_UNROLL_TILE
+              for (int u = 0; u < VG; ++u) madd_each_lane<W>(acc[i][j * VG + u], xq, wv[j * VG + u]);
+            }
+        }
+      }
+    }
+    float b[W];
+    for (int l = 0; l < W; ++l) b[l] = float(bias(k0 + l));
+    vec bv;
+    load_lanes<W>(bv, b);
+    const int K = p.k;
+    for (int i = 0; i < npx; ++i) {
+      vec out;
+      sum_phases<W>(out, acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+      add_each_lane<W>(out, bv);
+      store_lanes<W>(y + ((std::size_t(n) * p.p() + oh) * q + (ow0 + i)) * K + k0, out);
+    }
+  }
+};
+
 // The GPU tile's KV: the largest of 8, 4, 2, 1 that divides a conv group's blocks of 32
 // channels (no channel group padded beyond what the 32-channel packing pads); depthwise 1.
 inline int conv_vector_gpu_vectors(const conv2d_params& p) {
@@ -578,13 +656,15 @@ inline int conv_vector_gpu_vectors(const conv2d_params& p) {
 }
 
 // The unit that shares loads, for the traffic model: host, an item of PX pixels x KV vectors of
-// 16 channels (conv_vector_host_tile; 8 x 32 for depthwise layers and grouped lanes); GPU, a warp
-// of 8 pixels (4 depthwise) x 32 KV channels.
+// 16 channels (conv_vector_host_tile; 4 x 16 for the phase tile, 8 x 32 for depthwise layers and
+// groups of 2 and 4); GPU, a warp of 8 pixels (4 depthwise) x 32 KV channels.
 template <class Exec>
 inline std::array<int, 2> conv_vector_load_unit(const conv2d_params& p) {
   const bool dw = p.c_per_group() == 1 && p.k_per_group() == 1;
   if constexpr (host_backend<Exec>) {
-    if (dw || conv_vector_group_lanes(p)) return {conv_vector_pixels<Exec>, conv_vector_lanes<Exec> * conv_vector_vectors<Exec>};
+    const int g = conv_vector_group_lanes(p);
+    if (g == 8 || g == 16) return {4, conv_vector_lanes<Exec>};  // the phase tile
+    if (dw || g) return {conv_vector_pixels<Exec>, conv_vector_lanes<Exec> * conv_vector_vectors<Exec>};
     const auto t = conv_vector_host_tile<Exec>(p);
     return {t[1], conv_vector_lanes<Exec> * t[0]};
   }
@@ -767,8 +847,9 @@ class conv2d_direct_vector_state {
                                           : std::size_t(p.groups) * p.r * p.s * p.c_per_group() * kpad_;
     pack_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::conv2d_direct_vector.weights"), size);
     zeros_ = pack_view("kcnn::conv2d_direct_vector.zeros", std::size_t(p.c) + conv_vector_pad);
-    launch_range("kcnn::conv2d_direct_vector_pack", exec, size,
-                 conv_vector_pack_functor<Wt, pack_view>{wt, pack_, p, kpad_, depthwise_, group_lanes_ > 0});
+    conv_vector_pack_functor<Wt, pack_view> pf{wt, pack_, p, kpad_, depthwise_, group_lanes_ > 0};
+    if (phase_tile()) pf.phase_lanes = conv_vector_lanes<Exec>;
+    launch_range("kcnn::conv2d_direct_vector_pack", exec, size, pf);
     if constexpr (!host_backend<Exec>) gpu_.prepare(p, kpad_, "kcnn::conv2d_direct_vector");
   }
   double workspace_bytes() const {
@@ -786,10 +867,8 @@ class conv2d_direct_vector_state {
       gpu_(exec, in.view().data(), pack_.data(), zeros_.data(), bias, out.view().data());
     } else {
       constexpr int dw_kv = conv_vector_depthwise_vectors<Exec>;
-      if (group_lanes_ == 16)  // broadcast inputs, 2 groups x 8 pixels: 16 independent accumulators
-        launch<2, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
-      else if (group_lanes_ == 8)  // 8 weight vectors per vector of lanes: one vector of 16 lanes
-        launch<1, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
+      if (group_lanes_ == 8) launch_phase<8>(exec, in.view().data(), bias, out.view().data());
+      else if (group_lanes_ == 16) launch_phase<16>(exec, in.view().data(), bias, out.view().data());
       else if (group_lanes_)
         launch<2, conv_vector_pixels<Exec>>(exec, in.view().data(), bias, out.view().data());
       else if (depthwise_ && p_.k % (dw_kv * conv_vector_lanes<Exec>) == 0)
@@ -810,6 +889,28 @@ class conv2d_direct_vector_state {
   }
 
  private:
+  // Host groups of 8 or 16 channels take the phase tile (conv_vector_phase_functor), groups of 2
+  // and 4 grouped_tile (the phase tile's 4 broadcasts per 4 FMAs at G = 4 made it load-bound:
+  // ResNeXt's conv2 2.0 against 1.75 ms, fastest of 6 processes, one thread).
+  bool phase_tile() const { return host_backend<Exec> && (group_lanes_ == 8 || group_lanes_ == 16); }
+  // The phase tile: 4 pixels x W channels (16 accumulators: at 6 pixels GCC 12 spilled them,
+  // 1.7 against 1.2 ms on ResNeXt's conv3), items over (image, row, pixel block, channel block),
+  // a tile of Kokkos' MDRange being a pixel block's channel blocks.
+  template <int G, class Bias>
+  void launch_phase(const Exec& exec, const float* x, const Bias& bias, float* y) const {
+    constexpr int W = conv_vector_lanes<Exec>, PX = 4;
+    if constexpr (W % 4 == 0 && (W % G == 0 || G % W == 0)) {
+      const int kitems = p_.k / W;
+      const int owblocks = (p_.q() + PX - 1) / PX;
+      int ktile = kitems;
+      const long pixel_blocks = long(p_.n) * p_.p() * owblocks;
+      const long want = 4L * compat::concurrency(exec);
+      while (ktile > 1 && pixel_blocks * ((kitems + ktile - 1) / ktile) < want) ktile = (ktile + 1) / 2;
+      launch_mdrange<4, Kokkos::Iterate::Right>(
+          "kcnn::conv2d_direct_vector", exec, {0, 0, 0, 0}, {p_.n, p_.p(), owblocks, kitems}, {1, 1, 1, ktile},
+          conv_vector_phase_functor<W, G, PX, Bias>{x, pack_.data(), zeros_.data(), bias, y, p_});
+    }
+  }
   template <int KV, int PX, class Bias>
   void launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
     constexpr int W = conv_vector_lanes<Exec>;
