@@ -16,7 +16,8 @@ const variant_kind direct_vector_kind{
     "direct_vector",
     "direct convolution, lanes along the output's contiguous axis, a register tile of output pixels x channels per "
     "work item. nhwc: lanes along the output channels (depthwise: along the channels; host: 8 pixels of a row x 2 "
-    "vectors of 16, 6 x 4 for few input channels, 16 x 1 for at most 16 output channels per group; GPU: 8 "
+    "vectors of 16, 6 x 4 for few input channels, 16 x 1 for at most 16 output channels per group, 4 pixels x 4 vectors of 4 channels x 4 input channels "
+    "(one broadcast load, the phases summed at the store) for groups of 8 and 16; GPU: 8 "
     "pixels x KV channels per lane, 32 apart, the input channels split when the launch is "
     "small), weights repacked once as [group][block of 32 k][r][s][c][32 k]. nchw: lanes along the output row, a "
     "block of KB output channels (2 to 24, from the channels per group) in registers (host: PV x 16 columns; GPU: "

@@ -837,8 +837,9 @@ class conv2d_direct_vector_state {
   void prepare(const Exec& exec, const conv2d_params& p, const Wt& wt) {
     p_ = p;
     depthwise_ = p.c_per_group() == 1 && p.k_per_group() == 1;
-    // Host: groups of 2 to 16 channels in and out (ResNeXt's 32 groups of 4) take the grouped
-    // lanes (a block of lanes spans several groups) when the blocks are whole.
+    // Host: groups of 2 to 16 channels in and out (ResNeXt's 32 groups of 4 to 16) take the
+    // grouped lanes (2, 4: a block of lanes spans several groups) or the phase tile (8, 16) when
+    // the blocks are whole.
     group_lanes_ = host_backend<Exec> ? conv_vector_group_lanes(p) : 0;
     const int span = depthwise_ ? p.k : p.k_per_group();
     kpad_ = (span + conv_vector_pad - 1) / conv_vector_pad * conv_vector_pad;
