@@ -382,6 +382,30 @@ TEST(Transform, RoundTripsExactlyThroughEveryLayout) {
   EXPECT_EQ(host(c2), orig);  // logical values, whatever the storage
 }
 
+// transform_vector between every pair of nchw, nhwc and chwn, whole 16 x 16 blocks and ragged
+// edges along each axis (on a host: the register transpose, host_transpose; n = 20 and 3 put the
+// chwn pairs' n axis on whole blocks and on a tail only), against the naive transform.
+template <class LA, class LB>
+void check_vector_transform(const dims4& d) {
+  tensor4<float, LA> a("a", d);
+  tensor4<float, LB> v("v", d), ref("ref", d);
+  fill_random(a, 7);
+  poison(v);
+  transform(exec(), a, v, variant::transform_vector{});
+  transform(exec(), a, ref, variant::transform_naive{});
+  EXPECT_EQ(host(v), host(ref)) << LA::name << " -> " << LB::name << " " << d.n << "x" << d.c << "x" << d.h << "x" << d.w;
+}
+TEST(Transform, VectorMatchesNaiveForEveryPair) {
+  for (const dims4 d : {dims4{3, 37, 5, 33}, dims4{20, 32, 4, 8}, dims4{17, 48, 1, 16}}) {
+    check_vector_transform<layout::nchw, layout::nhwc>(d);
+    check_vector_transform<layout::nhwc, layout::nchw>(d);
+    check_vector_transform<layout::nchw, layout::chwn>(d);
+    check_vector_transform<layout::chwn, layout::nchw>(d);
+    check_vector_transform<layout::nhwc, layout::chwn>(d);
+    check_vector_transform<layout::chwn, layout::nhwc>(d);
+  }
+}
+
 TEST(Eltwise, AddAndConcat) {
   const dims4 d{2, 3, 2, 2};
   auto a = make<layout::chwn>(d, [](int n, int c, int h, int w) { return n + 10 * c + 100 * h + 1000 * w; });

@@ -305,6 +305,52 @@ KOKKOS_FORCEINLINE_FUNCTION float lane_get(const float_lanes<W>& v, int l) {
   else return v[l];
 }
 
+// r[i] lane j becomes r[j] lane i: a W x W block transposed in registers, in log2(W) stages of
+// W / 2 pairs, each pair (r[i], r[i + d]) exchanging its off-diagonal halves of width d (one
+// two-source shuffle per vector per stage where the compiler has __builtin_shufflevector: 64 for
+// W = 16); element by element otherwise.
+namespace detail {
+constexpr int transpose_lo(int j, int d, int W) { return (j & d) == 0 ? j : W + j - d; }
+constexpr int transpose_hi(int j, int d, int W) { return (j & d) == 0 ? j + d : W + j; }
+#ifdef KCNN_HAVE_SHUFFLEVECTOR
+template <int D, class V, std::size_t... L>
+KOKKOS_FORCEINLINE_FUNCTION void transpose_stage(V* r, std::index_sequence<L...>) {
+  constexpr int W = sizeof...(L);
+  KCNN_UNROLL_TILE
+  for (int i = 0; i < W; ++i)
+    if ((i & D) == 0) {
+      const V lo = __builtin_shufflevector(r[i], r[i + D], transpose_lo(L, D, W)...);
+      const V hi = __builtin_shufflevector(r[i], r[i + D], transpose_hi(L, D, W)...);
+      r[i] = lo;
+      r[i + D] = hi;
+    }
+}
+template <int D, class V, class Seq>
+KOKKOS_FORCEINLINE_FUNCTION void transpose_stages(V* r, Seq seq) {
+  transpose_stage<D>(r, seq);
+  if constexpr (D > 1) transpose_stages<D / 2>(r, seq);
+}
+#endif
+}  // namespace detail
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void transpose_lanes(float_lanes<W> (&r)[W]) {
+#ifdef KCNN_HAVE_SHUFFLEVECTOR
+  if constexpr (W > 1 && !std::is_same_v<float_lanes<W>, detail::float_array<W>>) {
+    detail::transpose_stages<W / 2>(r, std::make_index_sequence<W>{});
+    return;
+  }
+#endif
+  if constexpr (W > 1) {
+    float t[W][W];
+    for (int i = 0; i < W; ++i) store_lanes<W>(t[i], r[i]);
+    for (int j = 0; j < W; ++j) {
+      float c[W];
+      for (int i = 0; i < W; ++i) c[i] = t[i][j];
+      load_lanes<W>(r[j], c);
+    }
+  }
+}
+
 // Lanes of four input-channel phases (a grouped convolution's phase tile: lane l of a vector is
 // output channel l / 4 of the vector's W / 4 and input phase l mod 4). broadcast_quad: the 4
 // floats at p repeated over the W lanes, lane l = p[l mod 4] (one 16-byte broadcast load, no
