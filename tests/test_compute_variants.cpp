@@ -112,15 +112,16 @@ TEST(ComputeVariants, Conv2dStride2Padded) {
   EXPECT_GE(check_all_variants(spec("s2p1", "conv2d", 3, 8, 15, 15, 12, 3, 3, 2, 1, 1)).kcnn_portable, 24);
 }
 TEST(ComputeVariants, Conv2dGroupsOfFewChannels) {
-  // ResNeXt's groups of 4 channels in and out, and of 2, 8 and 16: direct_vector's grouped lanes
-  // on a host (a block of lanes spans several groups); stride 2 and a dilated, asymmetric layer.
+  // ResNeXt's groups of 4 channels in and out, and of 2, 8 and 16: on a host direct_vector's
+  // grouped lanes (2, 4: a block of lanes spans several groups) and its phase tile (8, 16);
+  // stride 2 and a dilated, asymmetric layer.
   EXPECT_GE(check_all_variants(spec("g4", "conv2d", 2, 64, 9, 19, 64, 3, 3, 1, 1, 16)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("g2", "conv2d", 1, 32, 8, 12, 32, 3, 3, 1, 1, 16)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("g8", "conv2d", 1, 64, 8, 11, 64, 3, 3, 1, 1, 8)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("g16", "conv2d", 1, 32, 7, 10, 32, 3, 3, 1, 1, 2)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("g4_s2", "conv2d", 2, 64, 11, 17, 64, 3, 3, 2, 1, 16)).kcnn_portable, 24);
-  // The host's phase tile (groups of 8 and 16): stride 2, a row of 4-pixel tiles and a partial
-  // one, 1 x 1 and 5 x 3 filters.
+  // The host's phase tile (groups of 8 and 16): stride 2 (8 output columns: whole 4-pixel
+  // tiles), 1 x 1 (6 columns) and 5 x 3 filters (9 columns), the last two with partial tiles.
   EXPECT_GE(check_all_variants(spec("g8_s2", "conv2d", 1, 64, 9, 15, 64, 3, 3, 2, 1, 8)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("g16_1x1", "conv2d", 2, 64, 5, 6, 64, 1, 1, 1, 0, 4)).kcnn_portable, 24);
   EXPECT_GE(check_all_variants(spec("g8_5x3", "conv2d", 1, 32, 7, 9, 32, 5, 3, 1, 1, 4)).kcnn_portable, 24);

@@ -384,7 +384,8 @@ TEST(Transform, RoundTripsExactlyThroughEveryLayout) {
 
 // transform_vector between every pair of nchw, nhwc and chwn, whole 16 x 16 blocks and ragged
 // edges along each axis (on a host: the register transpose, host_transpose; n = 20 and 3 put the
-// chwn pairs' n axis on whole blocks and on a tail only), against the naive transform.
+// chwn pairs' n axis on whole blocks and on a tail only; 3 x 700 pixels span three column spans,
+// the last partial), against the naive transform.
 template <class LA, class LB>
 void check_vector_transform(const dims4& d) {
   tensor4<float, LA> a("a", d);
@@ -396,7 +397,7 @@ void check_vector_transform(const dims4& d) {
   EXPECT_EQ(host(v), host(ref)) << LA::name << " -> " << LB::name << " " << d.n << "x" << d.c << "x" << d.h << "x" << d.w;
 }
 TEST(Transform, VectorMatchesNaiveForEveryPair) {
-  for (const dims4 d : {dims4{3, 37, 5, 33}, dims4{20, 32, 4, 8}, dims4{17, 48, 1, 16}}) {
+  for (const dims4 d : {dims4{3, 37, 5, 33}, dims4{20, 32, 4, 8}, dims4{17, 48, 1, 16}, dims4{2, 19, 3, 700}}) {
     check_vector_transform<layout::nchw, layout::nhwc>(d);
     check_vector_transform<layout::nhwc, layout::nchw>(d);
     check_vector_transform<layout::nchw, layout::chwn>(d);

@@ -25,7 +25,7 @@
 #include <Kokkos_Core.hpp>
 
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
-    !defined(__SYCL_DEVICE_ONLY__) && (defined(__AVX__) || defined(__AVX512F__))
+    !defined(__SYCL_DEVICE_ONLY__) && defined(__AVX512F__)
 #include <immintrin.h>  // broadcast_quad's 16-byte broadcast
 #endif
 
@@ -353,10 +353,11 @@ KOKKOS_FORCEINLINE_FUNCTION void transpose_lanes(float_lanes<W> (&r)[W]) {
 
 // Lanes of four input-channel phases (a grouped convolution's phase tile: lane l of a vector is
 // output channel l / 4 of the vector's W / 4 and input phase l mod 4). broadcast_quad: the 4
-// floats at p repeated over the W lanes, lane l = p[l mod 4] (one 16-byte broadcast load, no
-// shuffle, where the compiler has __builtin_shufflevector). sum_phases: out lane j W/4 + q = the
-// sum of a_j's lanes 4 q .. 4 q + 3, the four phases of a_j's channel q (four two-source shuffles,
-// three adds and one permute for W outputs).
+// floats at p repeated over the W lanes, lane l = p[l mod 4] (one 16-byte broadcast load with
+// AVX-512 at W = 16; element by element otherwise, unmeasured). sum_phases: out lane j W/4 + q =
+// the sum of a_j's lanes 4 q .. 4 q + 3, the four phases of a_j's channel q (six two-source
+// shuffles, three adds and one permute for W outputs, where the compiler has
+// __builtin_shufflevector).
 namespace detail {
 constexpr int phase_pair(int p, int W) { return p % 4 < 2 ? p / 4 * 4 + p % 4 : W + p / 4 * 4 + p % 4 - 2; }
 constexpr int phase_even(int p, int W) { return p % 4 < 2 ? p / 4 * 4 + 2 * (p % 4) : W + p / 4 * 4 + 2 * (p % 4 - 2); }
@@ -384,12 +385,6 @@ KOKKOS_FORCEINLINE_FUNCTION void broadcast_quad(float_lanes<W>& out, const float
 #if defined(KCNN_VECTOR_EXTENSIONS) && defined(__AVX512F__)
   if constexpr (W == 16) {
     out = (float_lanes<16>)_mm512_broadcast_f32x4(_mm_loadu_ps(p));
-    return;
-  }
-#endif
-#if defined(KCNN_VECTOR_EXTENSIONS) && defined(__AVX__)
-  if constexpr (W == 8) {
-    out = (float_lanes<8>)_mm256_broadcast_ps(reinterpret_cast<const __m128*>(p));
     return;
   }
 #endif

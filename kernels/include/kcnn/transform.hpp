@@ -137,25 +137,30 @@ inline constexpr bool hw_adjacent = [] {
 // nhwc, chwn): the axes are n, c and the merged pixel axis p = h * w. For each value of the axis
 // that neither layout runs along (a rep), the input holds a matrix whose rows run along the
 // output's run axis (row stride in_row) and whose columns are the input's contiguous run; the
-// output holds its transpose. A work item is one rep's block of W rows: it reads them along the
-// run (W sequential streams), transposes W x W blocks in registers (transpose_lanes) and writes
-// W contiguous floats into each of W output rows; the last block of rows or columns goes element
-// by element. The Kokkos team path read and wrote every element through team scratch one by one
-// (nchw -> nhwc at 2.3x oneDNN's time on this project's Xeon, 8 x 256 x 112 x 112).
+// output holds its transpose. A work item is one rep's block of W rows over a span of up to
+// `span` columns (spans keep a few-row tensor, an RGB image, parallel): it reads the rows along
+// the run (W sequential streams), transposes W x W blocks in registers (transpose_lanes) and
+// writes W contiguous floats into each of W output rows; the last block of rows or columns goes
+// element by element. The Kokkos team path read and wrote every element through team scratch one
+// by one (nchw -> nhwc 749 ms against oneDNN's 212 on 64 x 256 x 112 x 112, one thread of this
+// project's Xeon: docs/performance.md).
 template <int W>
 struct host_transpose_functor {
+  static constexpr long span = 64 * W;
   const float* in;
   float* out;
-  long rows, cols, row_blocks;
+  long rows, cols, row_blocks, spans;
   long in_row, in_rep, out_row, out_rep;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t item) const {
-    const long rep = long(item) / row_blocks, a0 = long(item) % row_blocks * W;
+    const long sp = long(item) % spans, block = long(item) / spans;
+    const long rep = block / row_blocks, a0 = block % row_blocks * W;
     const float* const src = in + rep * in_rep + a0 * in_row;
     float* const dst = out + rep * out_rep + a0;
     const long na = rows - a0 < W ? rows - a0 : W;
-    long i0 = 0;
+    long i0 = sp * span;
+    const long i1 = cols - i0 < span ? cols : i0 + span;
     if (na == W) {
-      for (; i0 + W <= cols; i0 += W) {
+      for (; i0 + W <= i1; i0 += W) {
         float_lanes<W> r[W];
         KCNN_UNROLL_TILE
         for (int a = 0; a < W; ++a) load_lanes<W>(r[a], src + a * in_row + i0);
@@ -164,7 +169,7 @@ struct host_transpose_functor {
         for (int i = 0; i < W; ++i) store_lanes<W>(dst + (i0 + i) * out_row, r[i]);
       }
     }
-    for (long i = i0; i < cols; ++i)
+    for (long i = i0; i < i1; ++i)
       for (long a = 0; a < na; ++a) dst[i * out_row + a] = src[a * in_row + i];
   }
 };
@@ -193,10 +198,10 @@ bool host_transpose(const Exec& exec, const In& in, const Out& out) {
   const long ext[3] = {d.n, d.c, long(d.h) * d.w};
   if ((ext[ai] > 1 && si[ai] != 1) || (ext[ao] > 1 && so[ao] != 1)) return false;
   constexpr int W = 16;
-  const long row_blocks = (ext[ao] + W - 1) / W;
-  launch_range("kcnn::transform_vector", exec, std::size_t(ext[r] * row_blocks),
-               host_transpose_functor<W>{in.view().data(), out.view().data(), ext[ao], ext[ai], row_blocks, si[ao],
-                                         si[r], so[ai], so[r]});
+  using F = host_transpose_functor<W>;
+  const long row_blocks = (ext[ao] + W - 1) / W, spans = (ext[ai] + F::span - 1) / F::span;
+  launch_range("kcnn::transform_vector", exec, std::size_t(ext[r] * row_blocks * spans),
+               F{in.view().data(), out.view().data(), ext[ao], ext[ai], row_blocks, spans, si[ao], si[r], so[ai], so[r]});
   return true;
 }
 
@@ -309,7 +314,10 @@ struct transform_vector {
       launch_teams("kcnn::transform_vector", exec, int(league), 8, 32,
                    functor::scratch::shmem_size(functor::T, functor::pitch), functor{in, out, thw, tx});
     } else {
-      if constexpr (host_backend<Exec> && detail::hw_adjacent<LI> && detail::hw_adjacent<LO>)
+      // float tensors only: the register transpose is written for float lanes.
+      if constexpr (host_backend<Exec> && detail::hw_adjacent<LI> && detail::hw_adjacent<LO> &&
+                    std::is_same_v<std::remove_const_t<typename In::value_type>, float> &&
+                    std::is_same_v<typename Out::value_type, float>)
         if (detail::host_transpose(exec, in, out)) return;
       using functor = detail::transform_vector_functor<Exec, In, Out>;
       const dims4& d = in.dims();

@@ -106,8 +106,8 @@ inline std::array<int, 2> conv_vector_host_tile(const conv2d_params& p) {
 }
 
 // The packed weights: general layers [g][k block][r][s][c in group][k in block] (blocks of
-// conv_vector_pad channels); depthwise [r][s][k padded]; grouped lanes (host: groups of G = c/g =
-// k/g channels, blocks spanning several groups) [k block][r][s][c in group][k in block]; the
+// conv_vector_pad channels); depthwise [r][s][k padded]; grouped lanes (host: groups of G = 2 or
+// 4 channels, blocks spanning several groups) [k block][r][s][c in group][k in block]; the
 // phase tile (host, G = 8, 16) [k / W][r][s][c / 4][4 vectors][W lanes: channel, phase]. Zero
 // in the padding.
 template <class Wt, class Pack>
@@ -163,6 +163,19 @@ struct conv_vector_pack_functor {
     pack(i) = kk < kpg ? float(wt(g * kpg + kk, c, r, s)) : 0.0f;
   }
 };
+
+// The input pixels a grouped tile's PX outputs read at one tap of input row `row` (nhwc, C floats
+// per pixel): output i reads column iw0 + i sw; a column outside [0, Wd), or an output past the
+// tile's npx, reads `zero`.
+template <int PX>
+KOKKOS_FORCEINLINE_FUNCTION void tap_pixels(const float* (&px)[PX], const float* row, const float* zero, const int iw0,
+                                            const int sw, const int npx, const int Wd, const int C) {
+  KCNN_UNROLL_TILE
+  for (int i = 0; i < PX; ++i) {
+    const int iw = iw0 + i * sw;
+    px[i] = (i < npx && iw >= 0 && iw < Wd) ? row + std::size_t(iw) * C : zero;
+  }
+}
 
 // The register tile over raw pointers: x an nhwc input (n, h, w, c), y an nhwc output; fc runs
 // it too (images as the pixels of one row). A work item holds PX pixels x KV vectors of W lanes:
@@ -238,11 +251,7 @@ struct conv_vector_nhwc_functor {
       const float* const row = x + image + std::size_t(ih) * Wd * C + k0;
       for (int s = 0; s < p.s; ++s) {
         const float* px[PX];
-        KCNN_UNROLL_TILE
-        for (int i = 0; i < PX; ++i) {
-          const int iw = (ow0 + i) * sw - pl + s * p.dilation_w;
-          px[i] = (i < npx && iw >= 0 && iw < Wd) ? row + std::size_t(iw) * C : zero;
-        }
+        tap_pixels(px, row, zero, ow0 * sw - pl + s * p.dilation_w, sw, npx, Wd, C);
         const float* const wp = pack + ((std::size_t(k0 / P) * p.r + r) * p.s + s) * G * P + (k0 % P);
         vec wv[G][KV];
         KCNN_UNROLL_TILE
@@ -567,16 +576,17 @@ struct conv_vector_nhwc_functor {
 };
 
 // Grouped convolution with G = c/g = k/g in {8, 16} channels per group on a host (ResNeXt's 32
-// groups of 8 and 16; the functor takes any multiple of 4), the phase tile: a work item is PX pixels x W output channels, held
-// as 4 accumulator vectors per pixel whose lane l is output channel l / 4 of the vector's W / 4
+// groups of 8 and 16; the functor takes G = 4, 8, 16 at W = 16), the phase tile: a work item is
+// PX pixels x W output channels, held as 4 accumulator vectors per pixel whose lane l is output channel l / 4 of the vector's W / 4
 // (vector v: channels k0 + v W/4 ..) and input phase l mod 4. A step reads input channels 4 t ..
 // 4 t + 3 of the vector's group: one 16-byte broadcast load per pixel and group (broadcast_quad),
 // shared by the vectors of that group, and one multiply-add per vector, with no permute (the
 // grouped lanes' spread_in_groups spent a permute per multiply-add, and permutes share a port
 // with the FMAs). The phases are summed once per output vector (sum_phases), then the bias
 // added. Per step and tap: 4 weight loads and PX W/G broadcasts for 4 PX FMAs. ResNeXt-50's conv3
-// (batch 4, 28 x 28, 256 channels in groups of 8): 1.2 ms against grouped_tile's 2.4 (fastest of
-// 6 processes each, one thread, this host's Xeon). Weights [k / W][r][s][c / 4][4 vectors][W].
+// (batch 4, 28 x 28, 256 channels in groups of 8): 1.36-2.00 ms against grouped_tile's 2.34-2.80
+// (a program calling both builds' tiles in turn, fastest of 40 calls, three processes, one
+// thread; docs/performance.md). Weights [k / W][r][s][c / 4][4 vectors][W].
 template <int W, int G, int PX, class Bias>
 struct conv_vector_phase_functor {
   static_assert(W % 4 == 0 && (W % G == 0 || G % W == 0) && G % 4 == 0, "phase tile: W and G multiples of 4");
@@ -610,11 +620,7 @@ struct conv_vector_phase_functor {
       const float* const row = x + image + std::size_t(ih) * Wd * C;
       for (int s = 0; s < p.s; ++s) {
         const float* px[PX];
-        KCNN_UNROLL_TILE
-        for (int i = 0; i < PX; ++i) {
-          const int iw = (ow0 + i) * sw - pl + s * p.dilation_w;
-          px[i] = (i < npx && iw >= 0 && iw < Wd) ? row + std::size_t(iw) * C : zero;
-        }
+        tap_pixels(px, row, zero, ow0 * sw - pl + s * p.dilation_w, sw, npx, Wd, C);
         const float* const wp = pack + ((std::size_t(kb) * p.r + r) * p.s + s) * G * W;
         KCNN_UNROLL_TILE
         for (int t = 0; t < G; t += 4) {
@@ -895,22 +901,21 @@ class conv2d_direct_vector_state {
   // ResNeXt's conv2 2.0 against 1.75 ms, fastest of 6 processes, one thread).
   bool phase_tile() const { return host_backend<Exec> && (group_lanes_ == 8 || group_lanes_ == 16); }
   // The phase tile: 4 pixels x W channels (16 accumulators: at 6 pixels GCC 12 spilled them,
-  // 1.7 against 1.2 ms on ResNeXt's conv3), items over (image, row, pixel block, channel block),
+  // 1.7 against 1.2 ms on ResNeXt's conv3, fastest of 6 processes), items over (image, row, pixel block, channel block),
   // a tile of Kokkos' MDRange being a pixel block's channel blocks.
   template <int G, class Bias>
   void launch_phase(const Exec& exec, const float* x, const Bias& bias, float* y) const {
     constexpr int W = conv_vector_lanes<Exec>, PX = 4;
-    if constexpr (W % 4 == 0 && (W % G == 0 || G % W == 0)) {
-      const int kitems = p_.k / W;
-      const int owblocks = (p_.q() + PX - 1) / PX;
-      int ktile = kitems;
-      const long pixel_blocks = long(p_.n) * p_.p() * owblocks;
-      const long want = 4L * compat::concurrency(exec);
-      while (ktile > 1 && pixel_blocks * ((kitems + ktile - 1) / ktile) < want) ktile = (ktile + 1) / 2;
-      launch_mdrange<4, Kokkos::Iterate::Right>(
-          "kcnn::conv2d_direct_vector", exec, {0, 0, 0, 0}, {p_.n, p_.p(), owblocks, kitems}, {1, 1, 1, ktile},
-          conv_vector_phase_functor<W, G, PX, Bias>{x, pack_.data(), zeros_.data(), bias, y, p_});
-    }
+    static_assert(W % 4 == 0 && (W % G == 0 || G % W == 0), "the phase tile needs host lanes (W = 16)");
+    const int kitems = p_.k / W;
+    const int owblocks = (p_.q() + PX - 1) / PX;
+    int ktile = kitems;
+    const long pixel_blocks = long(p_.n) * p_.p() * owblocks;
+    const long want = 4L * compat::concurrency(exec);
+    while (ktile > 1 && pixel_blocks * ((kitems + ktile - 1) / ktile) < want) ktile = (ktile + 1) / 2;
+    launch_mdrange<4, Kokkos::Iterate::Right>(
+        "kcnn::conv2d_direct_vector", exec, {0, 0, 0, 0}, {p_.n, p_.p(), owblocks, kitems}, {1, 1, 1, ktile},
+        conv_vector_phase_functor<W, G, PX, Bias>{x, pack_.data(), zeros_.data(), bias, y, p_});
   }
   template <int KV, int PX, class Bias>
   void launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
@@ -957,7 +962,7 @@ class conv2d_direct_vector_state {
 
   conv2d_params p_;
   bool depthwise_ = false;
-  int group_lanes_ = 0;  // host: G channels per group in the grouped lanes, else 0
+  int group_lanes_ = 0;  // host: G channels per group (2, 4: grouped lanes; 8, 16: the phase tile), else 0
   int kpad_ = 0;
   pack_view pack_, zeros_;
   conv_vector_gpu_plan<Exec> gpu_;  // GPU builds
