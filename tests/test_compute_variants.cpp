@@ -256,13 +256,15 @@ TEST(ComputeVariants, PoolingSlidingColumns) {
   // 2048 per chunk: two chunks, the second partial), a 16-wide window (the widest it takes) and
   // a 17-wide one (the per-pixel path), a stride wider than the window (columns skipped), a
   // ceil-rounded window past the input, and 20 images in chwn (a full block and an overlapping
-  // one).
+  // one). Windows that overlap little (skip, ceil, direct5: 5 x 5 / 4 with pad 2, odd column
+  // counts at the clipped edges) take the path without the ring (use_ring false).
   for (const char* op : {"pool_max", "pool_avg"}) {
     check_all_variants(spec("chunks", op, 2, 3000, 5, 6, 0, 3, 3, 1, 1, 1));
     check_all_variants(spec("wide16", op, 1, 20, 3, 40, 0, 3, 16, 1, 0, 1, [](layer_spec& l) { l.stride_w = 3; }));
     check_all_variants(spec("wide17", op, 1, 20, 3, 40, 0, 2, 17, 1, 0, 1));
     check_all_variants(spec("skip", op, 2, 24, 9, 11, 0, 2, 2, 3, 0, 1));
     check_all_variants(spec("ceil", op, 2, 18, 8, 8, 0, 3, 3, 2, 1, 1, [](layer_spec& l) { l.rounding = "ceil"; }));
+    check_all_variants(spec("direct5", op, 2, 40, 11, 13, 0, 5, 5, 4, 2, 1));
     const auto a = check_all_variants(spec("images20", op, 20, 3, 7, 7, 0, 3, 3, 1, 1, 1));
     EXPECT_GE(a.kcnn_portable, 12) << op;
   }

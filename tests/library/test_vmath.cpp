@@ -69,9 +69,9 @@ TEST(Vmath, TanhAndSigmoidRelativeError) {
     if (x != 0.0f) worst_tanh = std::max(worst_tanh, std::abs(double(kcnn::vmath::tanh(x)) - t) / std::abs(t));
     worst_sigmoid = std::max(worst_sigmoid, std::abs(double(kcnn::vmath::sigmoid(x)) - s) / s);
   });
-  EXPECT_LT(worst_tanh, 1e-6);
+  EXPECT_LT(worst_tanh, 5e-7);  // 2.9e-7 measured (the rational form)
   EXPECT_LT(worst_sigmoid, 1e-6);
-  // Near 0 tanh is x to within a few ulp (the polynomial branch; 1 - 2 / (e^2x + 1) would cancel).
+  // Near 0 tanh is x to within a few ulp (odd: no cancellation, as 1 - 2 / (e^2x + 1) would have).
   EXPECT_NEAR(kcnn::vmath::tanh(1e-5f), 1e-5f, 1e-12);
   EXPECT_EQ(kcnn::vmath::tanh(30.0f), 1.0f);
   EXPECT_EQ(kcnn::vmath::tanh(-30.0f), -1.0f);

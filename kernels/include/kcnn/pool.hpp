@@ -400,7 +400,9 @@ struct pool_vector_body {
 // from the ring. A 3 x 3 / 1 window loads 3 inputs per output instead of 9 (Inception's 3 x 3 /
 // 1 average pooling took 1.7-3.2x oneDNN's time with the per-pixel window). Inside a column the
 // run is walked in order, so the input rows are read as three sequential streams. Windows up to
-// ring_columns wide; a run longer than the buffer holds is taken in chunks.
+// ring_columns wide; a run longer than the buffer holds is taken in chunks. Where the windows
+// overlap too little for the ring to save loads (use_ring: 2 x 2 / 2, 3 x 3 / 2), each output
+// reads its window straight from the input rows instead.
 template <class Exec, pool_kind Kind, class In, class Out>
 struct pool_vector_slide_body {
   static constexpr int ring_columns = 16;
@@ -414,6 +416,13 @@ struct pool_vector_slide_body {
     if constexpr (Kind == pool_kind::max) max_each_lane<B>(acc, v);
     else add_each_lane<B>(acc, v);
   }
+  // The ring pays where windows overlap enough: per output it costs stride column reductions of
+  // r loads and a store each, then s loads, against r * s loads straight from the input (3 x 3 /
+  // 1: 7 against 9; 3 x 3 / 2: 11 against 9; 2 x 2 / 2: 8 against 4).
+  KOKKOS_INLINE_FUNCTION static bool use_ring(const pool_params& p) {
+    const int stride = p.col_stride();
+    return stride * (p.r + 1) + p.s < p.r * p.s;
+  }
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
     constexpr axis run = run_axis<typename Out::layout_tag>;
     static_assert(run != axis::w, "pool_vector_slide_body walks w");
@@ -421,6 +430,48 @@ struct pool_vector_slide_body {
     const pool_span sh(x.h, p.h, p.r, p.row_stride(), p.pad_top(), p.pad_bottom());
     const int h0 = sh.lo, h1 = sh.hi, Q = p.q(), len = extent<run>(out.dims());
     const int stride = p.col_stride(), pad = p.pad_left(), pad_end = p.pad_right(), s = p.s, Wd = p.w;
+    if (!use_ring(p)) {
+      // Each output reads its window straight from the input rows: lanes along the run axis, a
+      // window element one load at a fixed distance from the window's first (row and column
+      // steps taken once per row), two accumulators (independent chains), the row's columns
+      // walked in order. Indexing the View per element cost more than the loads in L2.
+      const auto* const base = &in(x.n, x.c, 0, 0);
+      const std::ptrdiff_t row_step = p.h > 1 ? &in(x.n, x.c, 1, 0) - base : 0;
+      const std::ptrdiff_t col_step = Wd > 1 ? &in(x.n, x.c, 0, 1) - base : 0;
+      for (int ow = 0; ow < Q; ++ow) {
+        const pool_span sw(ow, Wd, s, stride, pad, pad_end);
+        const float inv_area = 1.0f / float(sh.padded * sw.padded);
+        const int rows = h1 - h0, cols = sw.hi - sw.lo;
+        const auto* const window = base + h0 * row_step + sw.lo * col_step;
+        float* const dst = &out(x.n, x.c, x.h, ow);
+        for_lanes<W, true>(m, 0, len, [&](const int i, auto width) {
+          constexpr int B = decltype(width)::value;
+          float_lanes<B> even, odd;  // the window's even and odd columns
+          fill_lanes<B>(even, init);
+          fill_lanes<B>(odd, init);
+          for (int kh = 0; kh < rows; ++kh) {
+            const auto* src = window + kh * row_step + i;
+            int kw = 0;
+            for (; kw + 1 < cols; kw += 2, src += 2 * col_step) {
+              float_lanes<B> a, b;
+              load_lanes<B>(a, src);
+              load_lanes<B>(b, src + col_step);
+              combine<B>(even, a);
+              combine<B>(odd, b);
+            }
+            if (kw < cols) {
+              float_lanes<B> a;
+              load_lanes<B>(a, src);
+              combine<B>(even, a);
+            }
+          }
+          combine<B>(even, odd);
+          if constexpr (Kind == pool_kind::avg) scale_lanes<B>(even, inv_area);
+          store_lanes<B>(dst + i, even);
+        });
+      }
+      return;
+    }
     int slots = 1;
     while (slots < s) slots *= 2;
     int chunk = ring_floats / slots;
@@ -501,7 +552,8 @@ struct pool_regtile {
 // (and on a host for windows wider than 16 columns) a row is one output pixel, its window
 // computed once, each window element a contiguous load (host: the window columns of the output 4
 // pixels ahead prefetched); on a host a row is a whole output row, each input column reduced over
-// the window's rows once into a ring of column results (pool_vector_slide_body). Coalesced on a
+// the window's rows once into a ring of column results where the windows overlap enough, else
+// each window read straight from the input rows (pool_vector_slide_body). Coalesced on a
 // GPU, vectorised on a host. in and out in the same compile-time layout.
 struct pool_vector {
   using op = ops::pool;
