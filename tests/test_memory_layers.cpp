@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -465,4 +466,67 @@ TEST(FlatForms, HostItemsAreChunksOfConsecutiveElements) {
     EXPECT_EQ(f.interleaved, 10000 > c);
   }
   EXPECT_EQ(flat_items_of(exec{}, 0).items, 0u);
+}
+
+// Non-temporal stores (kcnn/lanes.hpp's stream_lanes, for outputs of at least
+// streaming_store_threshold() bytes) write exactly what ordinary stores write: the flat forms'
+// chunks at a 64-byte aligned output, a 16-byte aligned one (four 16-byte streams) and a
+// 4-byte aligned one (ordinary stores), with a partial last chunk and a scalar tail; in place
+// too. Then pooling's host path (the ring and the window read straight) in nhwc and chwn with
+// every output streamed, against the reference.
+TEST(FlatForms, StreamedStoresWriteWhatOrdinaryStoresWrite) {
+  using host_exec = Kokkos::DefaultHostExecutionSpace;
+  constexpr std::size_t chunk = flat_chunk<host_exec>;
+  const std::size_t n = 2 * chunk + 3030;  // 3030 = 11 x 256 + 13 x 16 + 6
+  const std::size_t items = (n + chunk - 1) / chunk;
+  std::vector<float> storage(n + 64), plain(n), a(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = float(int(i % 23) - 11) * 0.25f;
+    b[i] = float(i % 7);
+  }
+  const auto run = [&](const auto& f) {
+    Kokkos::parallel_for(Kokkos::RangePolicy<host_exec, Kokkos::IndexType<std::size_t>>(0, items), f);
+    stream_fence_threads(host_exec());
+    Kokkos::fence();
+  };
+  const activation_params th = activation_params::tanh().resolved();
+  for (const std::size_t offset : {0, 4, 1}) {
+    float* base = storage.data();
+    while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
+    float* out = base + offset;
+    run(detail::add_flat_functor<chunk, 1>{a.data(), b.data(), plain.data(), n, n, false});
+    run(detail::add_flat_functor<chunk, 1>{a.data(), b.data(), out, n, n, true});
+    EXPECT_TRUE(std::equal(plain.begin(), plain.end(), out)) << "add, offset " << offset;
+    run(detail::activation_flat_functor<activation_kind::tanh, chunk, 1>{a.data(), plain.data(), n, n, th, false});
+    run(detail::activation_flat_functor<activation_kind::tanh, chunk, 1>{a.data(), out, n, n, th, true});
+    EXPECT_TRUE(std::equal(plain.begin(), plain.end(), out)) << "tanh, offset " << offset;
+    std::copy(a.begin(), a.end(), out);  // in place
+    run(detail::activation_flat_functor<activation_kind::tanh, chunk, 1>{out, out, n, n, th, true});
+    EXPECT_TRUE(std::equal(plain.begin(), plain.end(), out)) << "tanh in place, offset " << offset;
+  }
+
+  const std::size_t saved = streaming_store_threshold();
+  set_streaming_store_threshold(0);  // every output streamed
+  for (const pool_kind k : {pool_kind::max, pool_kind::avg})
+    for (const int stride : {1, 2}) {  // 3 x 3 / 1: the ring; 3 x 3 / 2: each window straight
+      pool_params p = pool(13, 3, stride, 1, false, k);
+      p.n = 3;
+      p.c = 40;  // two full vectors and a half one
+      const dims4 d = p.input_dims();
+      const auto value = [](int n, int c, int y, int x) { return (n * 131 + c * 17 + y * 7 + x * 3) % 29 - 14; };
+      const auto in_nchw = make<layout::nchw>(d, value);
+      auto in_host = create_mirror_view(in_nchw);
+      deep_copy(in_host, in_nchw);
+      const auto want = reference::pool(p, in_host);
+      tensor4<float, layout::nhwc> out_nhwc("out", p.output_dims());
+      tensor4<float, layout::chwn> out_chwn("out", p.output_dims());
+      kcnn::pool(exec(), make<layout::nhwc>(d, value), out_nhwc, p, variant::pool_vector{});
+      kcnn::pool(exec(), make<layout::chwn>(d, value), out_chwn, p, variant::pool_vector{});
+      const auto got_nhwc = host(out_nhwc), got_chwn = host(out_chwn);
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        EXPECT_NEAR(got_nhwc[i], want[i], 1e-5) << "nhwc stride " << stride << " at " << i;
+        EXPECT_NEAR(got_chwn[i], want[i], 1e-5) << "chwn stride " << stride << " at " << i;
+      }
+    }
+  set_streaming_store_threshold(saved);
 }

@@ -18,6 +18,11 @@ struct ceilings {
   // kernels (copy, and kcnn's element-wise kernels) are short of memory-level parallelism, as
   // the first H200 run suggested (docs/gpu-results.md).
   double copy4_gbps = 0, copy4_s = 0, copy4_array_bytes = 0;  // bytes of each array it copies
+  // The copy with non-temporal stores (kcnn::stream_lanes: no write-allocate read of the
+  // destination), host backends only (0 on a GPU): what a kernel that streams its output (the
+  // flat forms and host pooling, above kcnn::streaming_store_threshold()) can reach. Part of the
+  // roof.
+  double copy_stream_gbps = 0, copy_stream_s = 0;
   double timer_overhead_s = 0;  // what the samples amortised
   double fma_gflops = 0;   // independent fp32 FMA chains, 2 FLOP per FMA
   double gemm_gflops = 0;  // KokkosBlas::gemm, fp32, square
@@ -30,7 +35,10 @@ struct ceilings {
   bool measured = false;
 
   // The roof: the best bandwidth and the best compute rate measured.
-  double bandwidth_gbps() const { return copy_gbps > triad_gbps ? copy_gbps : triad_gbps; }
+  double bandwidth_gbps() const {
+    const double b = copy_gbps > triad_gbps ? copy_gbps : triad_gbps;
+    return copy_stream_gbps > b ? copy_stream_gbps : b;
+  }
   double peak_gflops() const { return fma_gflops > gemm_gflops ? fma_gflops : gemm_gflops; }
 };
 

@@ -17,7 +17,9 @@ int list_cases(const selection& sel) {
 
 void print_ceilings(std::ostream& os, const ceilings& c, const blas_info& blas) {
   os << "kcnn-bench: ceilings: copy " << fixed(c.copy_gbps, 1) << " GB/s, triad " << fixed(c.triad_gbps, 1)
-     << " GB/s, copy 4 per item " << fixed(c.copy4_gbps, 1) << " GB/s, copy in cache "
+     << " GB/s, copy 4 per item " << fixed(c.copy4_gbps, 1) << " GB/s, "
+     << (c.copy_stream_gbps > 0 ? "copy streamed " + fixed(c.copy_stream_gbps, 1) + " GB/s, " : std::string())
+     << "copy in cache "
      << fixed(c.cache_copy_gbps, 1) << " GB/s, fma " << fixed(c.fma_gflops, 1)
      << " GFLOP/s, gemm(" << c.gemm_n << ") " << fixed(c.gemm_gflops, 1) << " GFLOP/s (" << fixed(c.seconds, 1)
      << " s)\n";
@@ -56,6 +58,9 @@ int run_ceilings_mode(int argc, char** argv, const options& opt) {
   row("triad", c.triad_s, 3 * c.array_bytes, 0, "a[i] = b[i] + s c[i] over " + arrays);
   row("copy4", c.copy4_s, 2 * c.copy4_array_bytes, 0,
       "b[i + j q] = a[i + j q], j = 0..3, q = n / 4 (4 loads in flight per work item; not part of the roof) over " + arrays);
+  if (c.copy_stream_s > 0)
+    row("copy_stream", c.copy_stream_s, 2 * c.array_bytes, 0,
+        "b[i] = a[i] with non-temporal stores (no write-allocate; part of the roof) over " + arrays);
   if (c.cache_copy_s > 0)
     row("cache_copy", c.cache_copy_s, 2 * c.cache_array_bytes, 0,
         "b[i] = a[i] over " + fixed(c.cache_array_bytes / 1048576.0, 1) + " MiB arrays (both in half the last-level cache)");

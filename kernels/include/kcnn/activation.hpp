@@ -153,6 +153,7 @@ struct activation_flat_functor {
   std::size_t n;
   std::size_t q;        // Interleave > 1: the distance between an item's elements, ceil(n / Interleave)
   activation_params a;  // resolved: alpha is never NaN here
+  bool stream = false;  // host chunks: non-temporal stores (kcnn::streams_output)
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t item) const {
     const float alpha = a.alpha;
     if constexpr (Interleave > 1) {
@@ -170,6 +171,14 @@ struct activation_flat_functor {
       const float* x = in + begin;
       float* y = out + begin;
       const std::size_t count = Chunk == 1 ? 1 : (n - begin < Chunk ? n - begin : Chunk);
+      if constexpr (Chunk > 1) {
+        if (stream) {
+          stream_chunk(y, count, [&](float* buffer, const std::size_t o, const std::size_t length) {
+            for (std::size_t i = 0; i < length; ++i) buffer[i] = activation_flat_apply<Kind>(x[o + i], alpha);
+          });
+          return;
+        }
+      }
       for (std::size_t i = 0; i < count; ++i) y[i] = activation_flat_apply<Kind>(x[i], alpha);
     }
   }
@@ -183,7 +192,9 @@ void activation_flat_launch(const Exec& exec, const float* in, float* out, std::
       return;
     }
   }
-  launch_range("kcnn::activation_flat", exec, f.items, activation_flat_functor<Kind, flat_chunk<Exec>, 1>{in, out, n, f.q, a});
+  const bool stream = streams_output<Exec>(n * sizeof(float));
+  launch_range("kcnn::activation_flat", exec, f.items, activation_flat_functor<Kind, flat_chunk<Exec>, 1>{in, out, n, f.q, a, stream});
+  if (stream) stream_fence_threads(exec);
 }
 }  // namespace detail
 
@@ -202,9 +213,10 @@ struct activation_naive {
 // function does not need coordinates): GPU thread i takes storage element i, or, past what the
 // GPU holds at once, elements i, i + q, i + 2q, i + 3q (q = ceil(n / 4)): adjacent threads on
 // adjacent addresses in each load (coalesced in every layout), four in flight per thread; a host
-// thread takes 4096 consecutive elements, a loop it vectorises. No index arithmetic; the kind is
-// dispatched once per call to a kernel specialised for it, and exp, tanh and sigmoid come from
-// kcnn/vmath.hpp (polynomials on a host, __expf on a GPU).
+// thread takes 4096 consecutive elements, a loop it vectorises (an output of at least
+// kcnn::streaming_store_threshold() bytes stored non-temporally, through a block in L1). No
+// index arithmetic; the kind is dispatched once per call to a kernel specialised for it, and
+// exp, tanh and sigmoid come from kcnn/vmath.hpp (polynomials on a host, __expf on a GPU).
 struct activation_flat {
   using op = ops::activation;
   template <class Exec, class In, class Out>

@@ -55,6 +55,7 @@ struct add_flat_functor {
   float* out;
   std::size_t n;
   std::size_t q;  // Interleave > 1: the distance between an item's elements
+  bool stream = false;  // host chunks: non-temporal stores (kcnn::streams_output)
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t item) const {
     if constexpr (Interleave > 1) {
       float x[Interleave], y[Interleave];
@@ -73,6 +74,14 @@ struct add_flat_functor {
       const float* x = a + begin;
       const float* y = b + begin;
       float* z = out + begin;
+      if constexpr (Chunk > 1) {
+        if (stream) {
+          stream_chunk(z, count, [&](float* buffer, const std::size_t o, const std::size_t length) {
+            for (std::size_t i = 0; i < length; ++i) buffer[i] = x[o + i] + y[o + i];
+          });
+          return;
+        }
+      }
       for (std::size_t i = 0; i < count; ++i) z[i] = x[i] + y[i];
     }
   }
@@ -132,7 +141,7 @@ struct add_vector {
 // thread i takes storage element i, or, past what the GPU holds at once, elements i, i + q,
 // i + 2q, i + 3q (q = ceil(n / 4)), adjacent threads on adjacent addresses in each of its eight
 // loads, all in flight at once; a host thread takes 4096 consecutive elements, a loop it
-// vectorises.
+// vectorises (streamed as activation_flat's).
 struct add_flat {
   using op = ops::add;
   template <class Exec, class A, class B, class Out>
@@ -152,7 +161,9 @@ struct add_flat {
         return;
       }
     }
-    launch_range("kcnn::add_flat", exec, f.items, detail::add_flat_functor<flat_chunk<Exec>, 1>{x, y, z, n, f.q});
+    const bool stream = streams_output<Exec>(n * sizeof(float));
+    launch_range("kcnn::add_flat", exec, f.items, detail::add_flat_functor<flat_chunk<Exec>, 1>{x, y, z, n, f.q, stream});
+    if (stream) stream_fence_threads(exec);
   }
 };
 // One launch per input, each copying its channel slab in the output's storage order (Caffe's

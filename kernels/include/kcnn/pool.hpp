@@ -410,6 +410,7 @@ struct pool_vector_slide_body {
   In in;
   Out out;
   pool_params p;
+  bool stream = false;  // non-temporal stores of the output (kcnn::streams_output; the launch then stream_fence_threads)
   static constexpr float init = Kind == pool_kind::max ? -3.402823466e38f : 0.0f;
   template <int B>
   KOKKOS_FORCEINLINE_FUNCTION static void combine(float_lanes<B>& acc, const float_lanes<B>& v) {
@@ -467,7 +468,8 @@ struct pool_vector_slide_body {
           }
           combine<B>(even, odd);
           if constexpr (Kind == pool_kind::avg) scale_lanes<B>(even, inv_area);
-          store_lanes<B>(dst + i, even);
+          if (stream) stream_lanes<B>(dst + i, even);
+          else store_lanes<B>(dst + i, even);
         });
       }
       return;
@@ -512,7 +514,8 @@ struct pool_vector_slide_body {
           }
           if constexpr (Kind == pool_kind::avg) scale_lanes<B>(acc, inv_area);
           const coords4 y = x.with<run>(c0 + i);
-          store_lanes<B>(&out(y.n, y.c, y.h, ow), acc);
+          if (stream) stream_lanes<B>(&out(y.n, y.c, y.h, ow), acc);
+          else store_lanes<B>(&out(y.n, y.c, y.h, ow), acc);
         });
       }
     }
@@ -569,12 +572,14 @@ struct pool_vector {
       if (p.s <= detail::pool_vector_slide_body<Exec, pool_kind::max, In, Out>::ring_columns) {
         // Host, run axis c or n: whole output rows walked along w (pool_vector_slide_body).
         constexpr int skip_w = int(axis::w);
+        const bool stream = streams_output<Exec>(d.size() * sizeof(float));
         if (p.kind == pool_kind::max)
           for_each_row<L, skip_w>("kcnn::pool_vector", exec, d, run * d.w,
-                                  detail::pool_vector_slide_body<Exec, pool_kind::max, In, Out>{in, out, p});
+                                  detail::pool_vector_slide_body<Exec, pool_kind::max, In, Out>{in, out, p, stream});
         else
           for_each_row<L, skip_w>("kcnn::pool_vector", exec, d, run * d.w,
-                                  detail::pool_vector_slide_body<Exec, pool_kind::avg, In, Out>{in, out, p});
+                                  detail::pool_vector_slide_body<Exec, pool_kind::avg, In, Out>{in, out, p, stream});
+        if (stream) stream_fence_threads(exec);
         return;
       }
     }
