@@ -151,10 +151,13 @@ KOKKOS_INLINE_FUNCTION float tanh(float x) {
   q = q * z + 2.26843463243900e-03f;
   q = q * z + 4.89352518554385e-03f;  // q >= 4.9e-3: __fdividef's range
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __fdividef(x * p, q);
+  const float r = __fdividef(x * p, q);
 #else
-  return x * p / q;
+  const float r = x * p / q;
 #endif
+  // Exactly +-1 from the saturation point on, whatever the rounding of the last operations
+  // (without FMA contraction r is 1 - 2^-24 there).
+  return detail::select(x >= saturate, 1.0f, detail::select(x <= -saturate, -1.0f, r));
 }
 
 }  // namespace kcnn::vmath
