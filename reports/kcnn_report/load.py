@@ -196,17 +196,19 @@ def device_ceilings(rows, contexts):
         for rid in g["run_id"].unique():
             c = (contexts.get(rid) or {}).get("ceilings")
             if c:
-                for k in ("copy_gbps", "triad_gbps", "fma_gflops", "gemm_gflops"):
+                for k in ("copy_gbps", "triad_gbps", "copy_stream_gbps", "fma_gflops", "gemm_gflops"):
                     if c.get(k) is not None:
                         best[k] = max(best.get(k, 0.0), float(c[k]))
         cr = g[(g["op"] == "ceiling") & (g["status"] == "ok")]
         for _, r in cr.iterrows():
-            k = {"copy": "copy_gbps", "triad": "triad_gbps", "fma": "fma_gflops", "gemm": "gemm_gflops"}.get(r["variant"])
+            k = {"copy": "copy_gbps", "triad": "triad_gbps", "copy_stream": "copy_stream_gbps", "fma": "fma_gflops",
+                 "gemm": "gemm_gflops"}.get(r["variant"])
             if k:
                 v = r["gbps"] if k.endswith("gbps") else r["gflops"]
                 best[k] = max(best.get(k, 0.0), float(v))
         if best:
-            best["bandwidth_gbps"] = max(best.get("copy_gbps", 0.0), best.get("triad_gbps", 0.0))
+            best["bandwidth_gbps"] = max(best.get("copy_gbps", 0.0), best.get("triad_gbps", 0.0),
+                                         best.get("copy_stream_gbps", 0.0))
             best["peak_gflops"] = max(best.get("fma_gflops", 0.0), best.get("gemm_gflops", 0.0))
             out[dev] = best
     return out

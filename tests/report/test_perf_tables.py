@@ -67,6 +67,18 @@ def test_memory_form_unchanged_and_both_forms_in_one_run(tmp_path):
     assert conv[9:] == ["-", "(no peer)"]
 
 
+def test_memory_form_roof_includes_the_streamed_copy(tmp_path):
+    # A host run's copy with non-temporal stores (copy_stream_gbps, 20) is part of the roof:
+    # 10 GB/s is then 50 % of it, and the source line names it.
+    r = synthetic.row
+    rows = [r("cpu", "net", "relu1", "relu", "nchw", "global", "coalesced", "flat", 0.1)]
+    text = _run(tmp_path, rows, ceilings=dict(CEILINGS, copy_stream_gbps=20.0))
+    assert "stream bandwidth of the same run: 20.0 GB/s (copy 10.0, triad 12.0, copy with non-temporal stores 20.0)" in text
+    relu = _line(text, "| relu | relu1:", "flat/global/coalesced")
+    assert relu[3:6] == ["0.10", "10.00", "50 %"]
+    assert relu[8] == "missed"
+
+
 def test_no_ok_rows_is_an_error_exit_2(tmp_path):
     r = synthetic.row
     path = synthetic.write(str(tmp_path), "run", [r("cpu", "net", "conv1", "conv2d", "nhwc", "global", "regtile",
