@@ -331,6 +331,18 @@ TEST(Cli, MemoryLimitsGiveOneSwapRowEachAndNeedAMode) {
   EXPECT_EQ(run(KCNN_BENCH_EXE, "--memory-plan --memory-limit 6,-1").code, 2);
 }
 
+// KCNN_STREAMING_STORE_BYTES (kcnn::streaming_store_threshold) takes decimal digits only: a
+// negative, suffixed, padded or overflowing value is refused before anything runs, naming it.
+TEST(Cli, MalformedStreamingStoreBytesIsRefused) {
+  const std::string exe = KCNN_BENCH_EXE;
+  for (const char* v : {"-1", "12k", " 5", "", "18446744073709551616"}) {
+    const auto r = run("env", std::string("KCNN_STREAMING_STORE_BYTES='") + v + "' '" + exe + "' --list --op relu");
+    EXPECT_EQ(r.code, 2) << "'" << v << "'";
+    EXPECT_NE(r.err.find("KCNN_STREAMING_STORE_BYTES"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(run("env", "KCNN_STREAMING_STORE_BYTES=18446744073709551615 '" + exe + "' --list --op relu").code, 0);
+}
+
 TEST(Cli, CeilingsAloneWritePlausibleRows) {
   const fs::path out = fresh_dir("kcnn_cli_ceilings");
   const auto r = run(KCNN_BENCH_EXE, "--ceilings --out " + out.string());

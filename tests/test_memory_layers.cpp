@@ -529,4 +529,10 @@ TEST(FlatForms, StreamedStoresWriteWhatOrdinaryStoresWrite) {
       }
     }
   set_streaming_store_threshold(saved);
+  EXPECT_EQ(streaming_store_threshold(), saved);
+  // The environment variable's form: decimal digits up to SIZE_MAX.
+  EXPECT_EQ(detail::parse_byte_count("V", "123"), 123u);
+  EXPECT_EQ(detail::parse_byte_count("V", "18446744073709551615"), std::numeric_limits<std::size_t>::max());
+  for (const char* bad : {"", "-1", "+1", " 1", "1 ", "1e6", "18446744073709551616"})
+    EXPECT_THROW(detail::parse_byte_count("V", bad), std::invalid_argument) << "'" << bad << "'";
 }

@@ -202,6 +202,8 @@ json context_json(const run_context& c) {
       .set("kokkos_kernels_tpl_cublas", c.blas.kokkos_kernels_tpl_cublas);
   json host = json::object();
   host.set("cpu", c.host_cpu).set("logical_cpus", c.host_logical_cpus).set("hostname", c.hostname);
+  host.set("streaming_stores", c.streaming_stores)
+      .set("streaming_store_threshold_bytes", static_cast<unsigned long long>(c.streaming_store_threshold_bytes));
   json build = json::object();
   build.set("compiler", c.compiler).set("cxx_flags", c.cxx_flags).set("build_type", c.build_type);
   json git = json::object();

@@ -16,6 +16,7 @@
 #include "suites/suite.hpp"
 
 #include <kcnn/compat.hpp>
+#include <kcnn/lanes.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -215,6 +216,15 @@ int run_main(int argc, char** argv) {
   // on a GPU build, the host execution space's: the device's concurrency means nothing to a BLAS).
   set_blas_threads(compat::concurrency(Kokkos::DefaultHostExecutionSpace()));
   int rc = 2;
+  try {
+    // A malformed KCNN_STREAMING_STORE_BYTES is bad input: refused before anything is measured.
+    (void)streaming_store_threshold();
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "kcnn-bench: error: " << e.what() << "\n";
+    Kokkos::finalize();
+    mpi_job::finalize();
+    return 2;
+  }
   try {
     rc = run(argc, argv);
   } catch (const std::exception& e) {
