@@ -305,6 +305,96 @@ TEST(Cli, ProfileRunsEachCaseOnceMoreAndSaysWhenThereIsNoCaptureRange) {
   EXPECT_EQ(run(KCNN_BENCH_EXE, "--profile=yes --list").code, 2);  // a flag, no value
 }
 
+TEST(Cli, ProfileOnlyValidatesRunsOnceAndTimesNothing) {
+  const fs::path out = fresh_dir("kcnn_cli_profile_only");
+  const auto r = run(KCNN_BENCH_EXE, "--profile-only --key '^(relu|add)/nchw/global/coalesced/naive/' --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("ceilings:"), std::string::npos) << "no ceilings: " << r.err;
+  const auto csvs = files_with(out, ".csv");
+  ASSERT_EQ(csvs.size(), 1u);
+  const auto rows = lines(slurp(csvs[0]));
+  ASSERT_EQ(rows.size(), 1u + 2u) << "relu and add, naive, nchw: " << slurp(csvs[0]);
+  const auto head = split(rows[0], ',');
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = split(rows[i], ',');
+    EXPECT_EQ(f[col(head, "status")], "ok") << rows[i];
+    EXPECT_EQ(f[col(head, "reps")], "0") << rows[i];
+    EXPECT_EQ(f[col(head, "time_ms_median")], "") << rows[i];
+    EXPECT_FALSE(f[col(head, "rel_error")].empty()) << "validated: " << rows[i];
+  }
+  EXPECT_NE(slurp(csvs[0]).find("profile only: validated, one run in the capture range, not timed"), std::string::npos);
+  // It excludes what would time or profile differently.
+  EXPECT_EQ(run(KCNN_BENCH_EXE, "--profile-only --profile --list").code, 2);
+  EXPECT_EQ(run(KCNN_BENCH_EXE, "--profile-only --ceilings").code, 2);
+}
+
+TEST(Cli, KeyPatternsSelectCasesAndBadOnesNameWhere) {
+  const auto all = lines(run(KCNN_BENCH_EXE, "--list").out);
+  const auto got = lines(run(KCNN_BENCH_EXE, "--list --key '^pool_max/nhwc/' --key '/concat/'").out);
+  std::vector<std::string> want;
+  for (const auto& k : all)
+    if (k.rfind("pool_max/nhwc/", 0) == 0) want.push_back(k);
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(got, want) << "'/concat/' is no key's part (the op is the key's first field)";
+  // A key file: comments and blank lines skipped, each line a pattern; a bad line names file:line.
+  const fs::path dir = fresh_dir("kcnn_cli_keys");
+  fs::create_directories(dir);
+  std::ofstream(dir / "keys.txt") << "# relu in nchw\n\n^relu/nchw/global/coalesced/naive/\n  ^add/nhwc/global/  \n";
+  const auto from_file = lines(run(KCNN_BENCH_EXE, "--list --key-file " + (dir / "keys.txt").string()).out);
+  ASSERT_FALSE(from_file.empty());
+  for (const auto& k : from_file)
+    EXPECT_TRUE(k.rfind("relu/nchw/global/coalesced/naive/", 0) == 0 || k.rfind("add/nhwc/global/", 0) == 0) << k;
+  {
+    std::ofstream bad(dir / "bad.txt");
+    bad << "^relu/\n# fine\n^conv2d/(nchw\n";
+  }
+  const auto bad = run(KCNN_BENCH_EXE, "--list --key-file " + (dir / "bad.txt").string());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find((dir / "bad.txt").string() + ":3: '^conv2d/(nchw' is not a regular expression"), std::string::npos)
+      << bad.err;
+  EXPECT_EQ(run(KCNN_BENCH_EXE, "--list --key-file " + (dir / "none.txt").string()).code, 2);
+  const auto none = run(KCNN_BENCH_EXE, "--quick --no-ceilings --key '^nothing$' --out " + dir.string());
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("no case matches the filters"), std::string::npos) << none.err;
+}
+
+TEST(Cli, NcuCaseListSpansEveryOpLayoutAndSpace) {
+  // The GPU check's Nsight Compute list: each line names one case at most; on this build the
+  // lines of CUDA-only spaces and peers name none, and the rest between them span every op,
+  // every layout and every memory space this build has.
+  const std::string list = std::string(KCNN_SOURCE_DIR) + "/suites/ncu_cases.txt";
+  const auto selected = lines(run(KCNN_BENCH_EXE, "--list --suite ncu --key-file " + list).out);
+  const auto every = lines(run(KCNN_BENCH_EXE, "--list --suite ncu").out);
+  // The values of key field `part` (0 op, 1 layout, 2 memory space) among `keys`.
+  const auto values = [](const std::vector<std::string>& keys, std::size_t part) {
+    std::set<std::string> v;
+    for (const auto& k : keys) v.insert(split(k, '/')[part]);
+    return v;
+  };
+  for (std::size_t part : {0u, 1u, 2u}) EXPECT_EQ(values(selected, part), values(every, part)) << "key field " << part;
+  int patterns = 0, cuda_only = 0;
+  std::ifstream f(list);
+  for (std::string line; std::getline(f, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    ++patterns;
+    const auto one = lines(run(KCNN_BENCH_EXE, "--list --suite ncu --key '" + line + "'").out);
+    EXPECT_LE(one.size(), 1u) << line;
+    if (one.empty()) {
+      ++cuda_only;
+      EXPECT_TRUE(line.find("cudnn") != std::string::npos || line.find("cublas") != std::string::npos ||
+                  line.find("native_cuda") != std::string::npos || line.find("uvm_") != std::string::npos ||
+                  line.find("pinned") != std::string::npos)
+          << line << " selects nothing on this build";
+    }
+  }
+#if !defined(KOKKOS_ENABLE_CUDA)
+  EXPECT_EQ(int(selected.size()), patterns - cuda_only);
+#endif
+  EXPECT_GE(patterns, 40);
+  EXPECT_LE(patterns, 60);
+  EXPECT_GE(selected.size(), 40u);
+}
+
 TEST(Cli, MemoryLimitsGiveOneSwapRowEachAndNeedAMode) {
   // ResNet-50 at batch 1: 6.9 MiB in a first-fit arena; under 6.5 MiB three swaps bring it to
   // 6.1 MiB (block outputs waiting for their residual add); 6.0 MiB is below what any swap can
@@ -600,16 +690,21 @@ TEST(Cli, SessionRunsItsStepsInOrderUnderItsBudgetAndRecordsThem) {
   const auto records = files_with(out, "-session.json");
   ASSERT_EQ(records.size(), 1u) << r.out << r.err;
   const std::string rec = slurp(records[0]);
-  const std::vector<std::string> order = {"\"smoke\"", "\"vgg16_conv3_1 ranking\"", "\"transfer\"", "\"perf_memory\"",
-                                          "\"perf_compute\"", "\"uvm_oversubscription\"",
-                                          "\"ncu smoke (model against hardware)\""};
+  const std::vector<std::string> order = {"\"smoke\"", "\"ncu (model against hardware)\"",
+                                          "\"vgg16_conv3_1 ranking\"", "\"perf_memory\"", "\"perf_compute\"",
+                                          "\"memory spaces over the link\"", "\"transfer\"",
+                                          "\"uvm_oversubscription\""};
   std::size_t at = 0;
   for (const auto& step : order) {
     const auto pos = rec.find(step, at);
     ASSERT_NE(pos, std::string::npos) << step << " in order in " << rec;
     at = pos;
   }
-  EXPECT_NE(rec.find("--suite smoke --quick --no-ceilings --layout nchw --out"), std::string::npos) << rec;
+  EXPECT_NE(rec.find("--suite smoke --space global,scratch,constant,readonly --quick --no-ceilings --layout nchw --out"),
+            std::string::npos)
+      << rec;
+  EXPECT_NE(rec.find("--suite perf_memory --fill --quick"), std::string::npos) << rec;
+  EXPECT_NE(rec.find("--space uvm_cold,uvm_prefetch,uvm_advise,pinned --slow-reps 3"), std::string::npos) << rec;
   const auto smoke = rec.find("\"status\"", rec.find("\"smoke\""));
   const std::string smoke_status = rec.substr(smoke, rec.find('\n', smoke) - smoke);
   EXPECT_TRUE(smoke_status.find("\"ok\"") != std::string::npos ||
@@ -650,11 +745,12 @@ TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
   std::ofstream(bin / "ncu") << "#!/bin/sh\nlog=''\nfrom=on\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in\n"
                                 "    --log-file) log=$2; shift 2 ;;\n    --metrics) m=$2; shift 2 ;;\n"
                                 "    --profile-from-start) from=$2; shift 2 ;;\n"
+                                "    --clock-control) clock=$2; shift 2 ;;\n"
                                 "    --print-nvtx-rename) rename=$2; shift 2 ;;\n    --print-units) shift 2 ;;\n"
                                 "    --nvtx) nvtx=1; shift ;;\n"
                                 "    --csv) shift ;;\n    *) break ;;\n  esac\ndone\n"
                                 "printf '\"ID\",\"Metric Name\",\"Metric Value\"\\n\"0\",\"%s\",\"1\"\\n' \"$m\" > \"$log\"\n"
-                                "echo \"from-start=$from nvtx=$nvtx rename=$rename target: $*\" > \"$log.args\"\n"
+                                "echo \"from-start=$from clock=$clock nvtx=$nvtx rename=$rename target: $*\" > \"$log.args\"\n"
                                 "exec \"$@\"\n";
   fs::permissions(bin / "ncu", fs::perms::owner_all);
   // Only concat: the smoke step and the profiled smoke run are short, the other suites have no
@@ -666,22 +762,27 @@ TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
   const auto records = files_with(out, "-session.json");
   ASSERT_EQ(records.size(), 1u) << r.out << r.err;
   const std::string rec = slurp(records[0]);
-  const auto ncu_at = rec.find("\"ncu smoke (model against hardware)\"");
+  const auto ncu_at = rec.find("\"ncu (model against hardware)\"");
   ASSERT_NE(ncu_at, std::string::npos) << rec;
   EXPECT_NE(rec.find("\"status\": \"ok\"", ncu_at), std::string::npos) << rec;
   EXPECT_NE(rec.find("\"status\": \"failed (exit 2)\""), std::string::npos) << rec;
-  const auto metrics = files_with(out, "-ncu-smoke.csv");
+  const auto metrics = files_with(out, "-ncu-metrics.csv");
   ASSERT_EQ(metrics.size(), 1u);
   EXPECT_EQ(metrics[0].parent_path(), records[0].parent_path()) << "beside the session's results";
   EXPECT_NE(slurp(metrics[0]).find("dram__bytes_read.sum"), std::string::npos);
-  // ncu captures only the capture ranges, and the target opens one per case (--profile): not the
-  // timer's calibration, fills, validations and timed runs; kernels are named after the case's
-  // NVTX range (scripts/ncu-counters reads them so).
+  // ncu captures only the capture ranges, and the target opens one per case (--profile-only):
+  // the committed list of DRAM-sized cases, nothing timed; kernels are named after the case's
+  // NVTX range (scripts/ncu-counters reads them so); the GPU's own clocks.
   const std::string args = slurp(fs::path(metrics[0].string() + ".args"));
-  EXPECT_NE(args.find("from-start=off nvtx=1 rename=kernel "), std::string::npos) << args;
-  EXPECT_NE(args.find(" --profile"), std::string::npos) << args;
+  EXPECT_NE(args.find("from-start=off clock=none nvtx=1 rename=kernel "), std::string::npos) << args;
+  EXPECT_NE(args.find(" --suite ncu --key-file "), std::string::npos) << args;
+  EXPECT_NE(args.find("suites/ncu_cases.txt"), std::string::npos) << args;
+  EXPECT_NE(args.find(" --profile-only"), std::string::npos) << args;
+  // It follows smoke: the second step.
+  EXPECT_LT(rec.find("\"smoke\""), ncu_at);
+  EXPECT_LT(ncu_at, rec.find("\"vgg16_conv3_1 ranking\"")) << rec;
   // The profiled run's rows are apart from the timed ones, and validated.
-  const auto profiled = files_with(out / "ncu-profiled", "-smoke.csv");
+  const auto profiled = files_with(out / "ncu-profiled", "-ncu.csv");
   ASSERT_EQ(profiled.size(), 1u);
   const auto rows = lines(slurp(profiled[0]));
   ASSERT_GT(rows.size(), 1u);

@@ -1,6 +1,8 @@
 // The measurement itself: the cold-cache flush only reads, short cases are timed as several
 // back-to-back launches per sample (and only those that may run back to back), and the
-// working-set-in-cache mark; a timed run allocates nothing.
+// working-set-in-cache mark; a timed run allocates nothing; a device timer's figures become the
+// row's GPU time, its throttled samples are discarded and counted, a hold that timed out is
+// sampled again unheld.
 #include "measure/measure.hpp"
 #include "measure/sampler.hpp"
 #include "run/mpi_job.hpp"
@@ -98,13 +100,38 @@ namespace {
 struct fixed_sampler final : sampler {
   mutable int samples = 0, launches = 0;
   const char* name() const override { return "fixed"; }
-  double sample(bench_case& c, int k, rank_agreement& ranks, const std::string& what) const override {
-    ranks.barrier(what);
-    for (int i = 0; i < k; ++i) c.run();
+  timing_sample take(const timed_work& w) const override {
+    if (w.at_start) w.at_start();
+    for (int i = 0; i < w.launches; ++i) w.launch();
     Kokkos::fence();
     ++samples;
-    launches += k;
-    return 2e-3;
+    launches += w.launches;
+    timing_sample s;
+    s.host_s = 2e-3;
+    return s;
+  }
+};
+// A device timer as the stages see it: runs the launches and reports a host figure and a device
+// figure; sample number `throttled_from` on is throttled, and the first held sample's hold
+// times out when `first_hold_times_out`.
+struct scripted_device_sampler final : sampler {
+  mutable int samples = 0, held = 0, unheld = 0;
+  int throttled_from = 1 << 30;
+  bool first_hold_times_out = false;
+  const char* name() const override { return "scripted_events"; }
+  bool times_device() const override { return true; }
+  timing_sample take(const timed_work& w) const override {
+    for (int i = 0; i < w.launches; ++i) w.launch();
+    Kokkos::fence();
+    timing_sample s;
+    s.host_s = 10e-3;
+    s.gpu_s = 1e-3 * (1 + samples % 3);  // 1, 2, 3 ms: median 2
+    s.held = w.kind == work_kind::device && w.launches == 1;
+    (s.held ? held : unheld) += 1;
+    s.hold_timed_out = s.held && first_hold_times_out && held == 1;
+    s.throttled = samples >= throttled_from;
+    ++samples;
+    return s;
   }
 };
 // The agreement of two ranks whose other rank may have failed the validation.
@@ -248,4 +275,93 @@ TEST(Mpi, WithoutMpiTheJobIsOneRankAndCollectivesAreTheIdentity) {
   ASSERT_NE(job.first_ranks(1), nullptr);
   EXPECT_EQ(job.first_ranks(2), nullptr);
   EXPECT_EQ(job.first_ranks(1)->agree_min(3, "t"), 3);
+}
+
+TEST(Measure, DeviceTimesAreTheRowsRateAndHostTimesStayBeside) {
+  timing_policy p;
+  p.min_reps = p.max_reps = 6;
+  p.warmup = 0;
+  const case_settings settings;
+  const layer_spec l = relu_spec();
+  const variant_info& v = relu_variant("naive");
+  const planned_case pc{&v, l, case_key(v, l)};
+  const scripted_device_sampler dev;
+  local_agreement alone;
+  result_row row = case_row(pc, "t", false);
+  measure_case(pc, {settings, p, 42, nullptr, dev, alone}, row);
+  ASSERT_EQ(row.status, case_status::ok) << row.note;
+  EXPECT_EQ(row.timer, "scripted_events");
+  EXPECT_DOUBLE_EQ(row.time_ms_median, 10.0);  // the host clock's figure
+  EXPECT_DOUBLE_EQ(row.gpu_time_ms_median, 2.0);
+  EXPECT_DOUBLE_EQ(row.gpu_time_ms_min, 1.0);
+  EXPECT_DOUBLE_EQ(row.gpu_time_ms_max, 3.0);
+  EXPECT_DOUBLE_EQ(row.rate_ms(), 2.0);
+  EXPECT_EQ(row.throttled_samples, 0);
+  EXPECT_EQ(dev.unheld, 1) << "the validation run is never held";
+  // The CSV's rates come from the device time: 2 ms for the row's bytes.
+  run_context ctx;
+  const auto f = csv_fields(csv_line(ctx, row));
+  EXPECT_EQ(f[column_index("timer")], "scripted_events");
+  EXPECT_DOUBLE_EQ(std::stod(f[column_index("gbps")]), row.bytes / 2e-3 / 1e9);
+  EXPECT_DOUBLE_EQ(std::stod(f[column_index("gpu_time_ms_median")]), 2.0);
+  // The fenced timer's rows have no device figures and say which timer they are.
+  const fenced_timer host;
+  result_row hr = case_row(pc, "t", false);
+  measure_case(pc, {settings, p, 42, nullptr, host, alone}, hr);
+  ASSERT_EQ(hr.status, case_status::ok) << hr.note;
+  EXPECT_EQ(hr.timer, "fenced_timer");
+  EXPECT_LT(hr.gpu_time_ms_median, 0);
+  EXPECT_DOUBLE_EQ(hr.rate_ms(), hr.time_ms_median);
+  EXPECT_EQ(csv_fields(csv_line(ctx, hr))[column_index("gpu_time_ms_median")], "");
+}
+
+TEST(Measure, ThrottledSamplesAreDiscardedAndCounted) {
+  timing_policy p;
+  p.min_reps = p.max_reps = 4;
+  p.warmup = 0;
+  const case_settings settings;
+  const layer_spec l = relu_spec();
+  const variant_info& v = relu_variant("in_place");  // one launch per sample
+  const planned_case pc{&v, l, case_key(v, l)};
+  local_agreement alone;
+  // Samples 0 (validation) and 1 (launch choice) are clean; from sample 2 on every sample is
+  // throttled: after as many discards as the minimum repetitions they are kept, and the note
+  // says the clock stayed low.
+  scripted_device_sampler dev;
+  dev.throttled_from = 2;
+  result_row row = case_row(pc, "t", false);
+  measure_case(pc, {settings, p, 42, nullptr, dev, alone}, row);
+  ASSERT_EQ(row.status, case_status::ok) << row.note;
+  EXPECT_EQ(row.reps, 4);
+  EXPECT_EQ(row.throttled_samples, 4 + 4) << "min_reps discarded, then 4 kept, all counted";
+  EXPECT_NE(row.note.find("then kept"), std::string::npos) << row.note;
+}
+
+TEST(Measure, AHoldThatTimesOutIsSampledAgainUnheld) {
+  timing_policy p;
+  p.min_reps = p.max_reps = 3;
+  p.warmup = 0;
+  const case_settings settings;
+  const layer_spec l = relu_spec();
+  const variant_info& v = relu_variant("in_place");
+  const planned_case pc{&v, l, case_key(v, l)};
+  local_agreement alone;
+  scripted_device_sampler dev;
+  dev.first_hold_times_out = true;
+  result_row row = case_row(pc, "t", false);
+  measure_case(pc, {settings, p, 42, nullptr, dev, alone}, row);
+  ASSERT_EQ(row.status, case_status::ok) << row.note;
+  EXPECT_EQ(dev.held, 1) << "one held sample, which timed out";
+  EXPECT_EQ(dev.unheld, 1 + 1 + 3) << "validation, the launch choice again, 3 samples";
+  EXPECT_NE(row.note.find("waits for the host inside its run"), std::string::npos) << row.note;
+}
+
+TEST(Measure, TheTimerFloorIsTakenThroughTheSampler) {
+  const fixed_sampler fixed;
+  const timer_floor f = timer_overhead(fixed);
+  EXPECT_EQ(fixed.samples, 200);
+  EXPECT_DOUBLE_EQ(f.host_s, 2e-3);
+  EXPECT_LT(f.device_s, 0);
+  const scripted_device_sampler dev;
+  EXPECT_DOUBLE_EQ(timer_overhead(dev).device_s, 2e-3);
 }

@@ -359,3 +359,27 @@ TEST(SuiteLoader, RejectsSuitesThatDoNotChainNamingTheLayer) {
     EXPECT_NE(e.find(c.expect), std::string::npos) << c.name << ": got '" << e << "'";
   }
 }
+
+TEST(SuiteLoader, FillSizesEachLayerToAStubbedDevice) {
+  // relu on 2 x 3 x 5 x 7: one sample's input and output are 2 x 105 floats = 840 bytes.
+  const suite su = parse_suite("fill.csv", header + "t,r,relu,2,3,5,7,,,,,,\nt,p,pool_max,100,3,5,7,,3,3,1,1,\n");
+  const layer_spec& relu = su.layers[0];
+  EXPECT_EQ(fill_batch(relu, 40000, 1e12, 64), 48);     // ceil(40000 / 840)
+  EXPECT_EQ(fill_batch(relu, 4 << 20, 1e12, 64), 64);   // 4994 wanted: the batch cap
+  EXPECT_EQ(fill_batch(relu, 40000, 10000, 64), 11);    // floor(10000 / 840): the memory cap
+  EXPECT_EQ(fill_batch(relu, 1000, 1e12, 64), 2);       // never below the layer's own batch
+  EXPECT_EQ(fill_batch(su.layers[1], 40000, 1e12, 64), 100);  // nor when its own is above the caps
+  // A device of 10 KB cache (40 KB wanted) and 1 MB memory (250 KB cap): both layers resized,
+  // output shapes recomputed.
+  suite filled = su;
+  fill_device(filled, 10000, 1e6);
+  EXPECT_EQ(filled.layers[0].n, 48);
+  EXPECT_EQ(filled.layers[0].out.n, 48);
+  EXPECT_EQ(filled.layers[1].n, 100);
+  // A network's layers keep one batch, so that they still chain: LeNet on a 1 MiB cache.
+  suite net = load_suite(resolve_suite("lenet"));
+  fill_device(net, 1 << 20, 64.0 * (1 << 30));
+  for (const auto& l : net.layers) EXPECT_EQ(l.n, net.layers.front().n) << l.layer;
+  EXPECT_GT(net.layers.front().n, 1);
+  EXPECT_LE(net.layers.front().n, fill_max_batch);
+}

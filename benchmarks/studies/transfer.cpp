@@ -54,6 +54,7 @@ class transfer_case : public bench_case {
   case_cost cost() const override { return {counted_bytes(4.0 * double(d_.size()), within_one_memory), 0.0, 0.0}; }
   double tolerance() const override { return 0.0; }  // a copy is exact
   bool runs_back_to_back() const override { return true; }
+  bool timed_on_one_stream() const override { return false; }
   bool operands_in_device_memory() const override { return within_one_memory; }
   std::string extra_note() const override { return within_one_memory ? within_note : link_note; }
 
@@ -102,6 +103,7 @@ class concurrent_h2d_case : public bench_case {
   case_cost cost() const override { return {4.0 * double(d_.size()) * k_, 0.0, 0.0}; }
   double tolerance() const override { return 0.0; }  // copies are exact
   bool runs_back_to_back() const override { return true; }
+  bool timed_on_one_stream() const override { return false; }
   std::string extra_note() const override {
     return std::to_string(k_) + " concurrent copies; GB/s is the aggregate, per stream divide by " + std::to_string(k_) +
            "; " + link_note;

@@ -203,6 +203,7 @@ class oversubscription_case : public bench_case {
   // bytes: what the chain must read and write at least (each activation written once and read
   // once, the input read once); flops: the convolutions' and the pools' (9 compares per output).
   double tolerance() const override { return 0.0; }  // the reference chain runs the same kernels
+  bool timed_on_one_stream() const override { return false; }  // the side stream's copies and prefetches
   case_cost cost() const override {
     const double act = plan_.activation_bytes;
     const int convs = (plan_.layers + 1) / 2, pools = plan_.layers / 2;

@@ -7,7 +7,7 @@ import os
 
 import pandas as pd
 
-KNOWN_SCHEMAS = (1, 2, 3, 4, 5, 6)
+KNOWN_SCHEMAS = (1, 2, 3, 4, 5, 6, 7)
 
 # Columns every row must have (schemas 1 to 4); schema 2 adds predicted_dram_bytes, schema 3 adds
 # origin (kcnn, peer or fault) and renames (see upgrade_names), schema 4 fits_in_cache, launches, rank
@@ -26,11 +26,13 @@ MODEL_NUMERIC = ["model_blocks", "model_threads_per_block", "model_waves", "mode
                  "model_ld_sectors_per_request", "model_st_requests", "model_st_sectors_per_request",
                  "model_smem_conflict_ways", "model_const_serialization", "model_l2_bytes", "model_dram_bytes",
                  "model_time_us"]
-OPTIONAL = ["predicted_dram_bytes", "cache", "time_ms_mean", "workspace_bytes", "passes", "out_h",
+# Schema 7: the device timer's figures beside the host clock's (CUDA builds; empty elsewhere).
+GPU_TIME = ["gpu_time_ms_median", "gpu_time_ms_min", "gpu_time_ms_max", "throttled_samples"]
+OPTIONAL = GPU_TIME + ["timer", "predicted_dram_bytes", "cache", "time_ms_mean", "workspace_bytes", "passes", "out_h",
             "out_w", "tolerance", "origin", "fits_in_cache", "launches", "rank", "ranks"] + MODEL_NUMERIC + ["model_bound"]
 TEXT = ["run_id", "timestamp", "device", "backend", "kokkos_version", "suite", "network", "layer", "op",
         "layout", "memory_space", "access_pattern", "variant", "tuning", "key", "status", "note", "cache",
-        "origin", "model_bound"]
+        "origin", "model_bound", "timer"]
 
 # Schema 3 renamed what was filed wrongly: library calls had the access pattern "tiled" (now
 # "library"), and the activations' storage-order kernel was variant naive with tuning flat (now
@@ -129,14 +131,26 @@ def read_csv(path):
             df[c] = 1 if c.startswith("dilation") else df["stride" if c.startswith("stride") else "pad"]
     numeric = ["n", "c", "h", "w", "k", "r", "s", "stride", "pad", "groups", "repeat", "reps",
                "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "bytes", "flops", "gbps",
-               "gflops", "arithmetic_intensity", "roofline_pct", "rel_error", "predicted_dram_bytes"] + MODEL_NUMERIC + GEOMETRY
+               "gflops", "arithmetic_intensity", "roofline_pct", "rel_error", "predicted_dram_bytes"] + MODEL_NUMERIC + GEOMETRY + GPU_TIME
     for c in numeric:
         try:
             df[c] = pd.to_numeric(df[c], errors="raise")
         except (ValueError, TypeError) as e:
             raise ReportError(f"{path}: column '{c}' holds a non-numeric value ({e})") from e
     df["source"] = path
-    return upgrade_names(df)
+    return prefer_device_time(upgrade_names(df))
+
+
+def prefer_device_time(df):
+    """Every section reads time_ms_*: where a row has the device timer's figures they become its
+    time (the host clock's stay in host_time_ms_*), as the row's gbps and roofline_pct already are."""
+    for c in ("median", "min", "max"):
+        df[f"host_time_ms_{c}"] = df[f"time_ms_{c}"]
+    gpu = df["gpu_time_ms_median"].notna() & (df["gpu_time_ms_median"] >= 0)
+    for c in ("median", "min", "max"):
+        df.loc[gpu, f"time_ms_{c}"] = df.loc[gpu, f"gpu_time_ms_{c}"]
+    df.loc[~gpu & (df["timer"] == ""), "timer"] = "fenced_timer"
+    return df
 
 
 def load(paths):
@@ -189,26 +203,32 @@ def network_suites(suites_dir):
 
 
 def device_ceilings(rows, contexts):
-    """Per device: the best measured ceilings of its runs (from the contexts, or `ceiling` rows)."""
+    """Per device: the best measured ceilings of its runs (from the contexts, or `ceiling` rows).
+    The bandwidth roof is a host's best of copy, triad and the streamed copy, a GPU's best of copy,
+    copy4, triad and the device-to-device copy (as kcnn-bench's); `bandwidth_source` names it."""
     out = {}
     for dev, g in rows.groupby("device", sort=False):
         best = {}
+        gpu = bool((g["backend"].str.lower() == "cuda").any())
         for rid in g["run_id"].unique():
             c = (contexts.get(rid) or {}).get("ceilings")
             if c:
-                for k in ("copy_gbps", "triad_gbps", "copy_stream_gbps", "fma_gflops", "gemm_gflops"):
+                for k in ("copy_gbps", "triad_gbps", "copy_stream_gbps", "copy4_gbps", "d2d_copy_gbps", "fma_gflops",
+                          "gemm_gflops"):
                     if c.get(k) is not None:
                         best[k] = max(best.get(k, 0.0), float(c[k]))
         cr = g[(g["op"] == "ceiling") & (g["status"] == "ok")]
         for _, r in cr.iterrows():
-            k = {"copy": "copy_gbps", "triad": "triad_gbps", "copy_stream": "copy_stream_gbps", "fma": "fma_gflops",
-                 "gemm": "gemm_gflops"}.get(r["variant"])
+            k = {"copy": "copy_gbps", "triad": "triad_gbps", "copy_stream": "copy_stream_gbps", "copy4": "copy4_gbps",
+                 "d2d_copy": "d2d_copy_gbps", "fma": "fma_gflops", "gemm": "gemm_gflops"}.get(r["variant"])
             if k:
                 v = r["gbps"] if k.endswith("gbps") else r["gflops"]
                 best[k] = max(best.get(k, 0.0), float(v))
         if best:
-            best["bandwidth_gbps"] = max(best.get("copy_gbps", 0.0), best.get("triad_gbps", 0.0),
-                                         best.get("copy_stream_gbps", 0.0))
+            roof = ("copy", "copy4", "triad", "d2d_copy") if gpu else ("copy", "triad", "copy_stream")
+            source = max(roof, key=lambda n: best.get(n + "_gbps", 0.0))
+            best["bandwidth_gbps"] = best.get(source + "_gbps", 0.0)
+            best["bandwidth_source"] = source
             best["peak_gflops"] = max(best.get("fma_gflops", 0.0), best.get("gemm_gflops", 0.0))
             out[dev] = best
     return out

@@ -59,6 +59,7 @@ def overview(rows, ceilings):
             "failed": int(g["status"].isin(["failed_validation", "error"]).sum()),
             "skipped": int((g["status"] == "skipped").sum()),
             "bandwidth GB/s": c.get("bandwidth_gbps", float("nan")),
+            "bandwidth roof": c.get("bandwidth_source", ""),
             "peak GFLOP/s": c.get("peak_gflops", float("nan")),
             "gemm GFLOP/s": c.get("gemm_gflops", float("nan")),
         })

@@ -1,6 +1,7 @@
 #include "cases/memory_spaces.hpp"
 
 #include "cases/registry.hpp"
+#include "measure/sampler.hpp"
 #include "measure/stats.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -80,12 +81,16 @@ void advise(const buffer& b) {
 
 }  // namespace cuda_memory
 
-void space_uvm_prefetch::before_run(const std::vector<buffer>& bs) {
+void space_uvm_prefetch::before_run(const std::vector<buffer>& bs, const sampler* timer) {
   cuda_memory::send_to_host(bs);
-  Kokkos::Timer t;
-  for (const auto& b : bs) cuda_memory::prefetch_to_device(b);
-  cudaDeviceSynchronize();
-  prefetch_s.push_back(t.seconds());
+  timed_work w;
+  w.launch = [&] {
+    for (const auto& b : bs) cuda_memory::prefetch_to_device(b);
+    cudaDeviceSynchronize();
+  };
+  w.kind = work_kind::synchronising;  // the prefetches are waited for on the host
+  if (timer) prefetch_s.push_back(timer->take(w).seconds());
+  else w.launch();
 }
 
 std::string space_uvm_prefetch::note() const {

@@ -16,6 +16,8 @@
 
 namespace kcnn::bench {
 
+class sampler;  // measure/sampler.hpp: a space that reports a figure beside the row takes it there
+
 // One allocation of a case, as the space policies see it.
 struct buffer {
   void* ptr = nullptr;
@@ -29,7 +31,7 @@ struct space_global {
   static constexpr bool runs_back_to_back = true;  // before_run has nothing to redo
   static constexpr bool device_memory = true;      // the default execution space's own memory
   void prepare(const std::vector<buffer>&) {}     // once, after the fill
-  void before_run(const std::vector<buffer>&) {}  // before every run, untimed
+  void before_run(const std::vector<buffer>&, const sampler*) {}  // before every run, untimed
   std::string note() const { return {}; }
 };
 
@@ -65,7 +67,7 @@ struct space_uvm_cold {
   static constexpr bool runs_back_to_back = false;  // every run starts from host-resident pages
   static constexpr bool device_memory = false;
   void prepare(const std::vector<buffer>&) {}
-  void before_run(const std::vector<buffer>& bs) { cuda_memory::send_to_host(bs); }
+  void before_run(const std::vector<buffer>& bs, const sampler*) { cuda_memory::send_to_host(bs); }
   std::string note() const { return "managed memory sent to the host before every run"; }
 };
 
@@ -78,7 +80,7 @@ struct space_uvm_prefetch {
   static constexpr bool device_memory = false;
   std::vector<double> prefetch_s;
   void prepare(const std::vector<buffer>&) {}
-  void before_run(const std::vector<buffer>& bs);
+  void before_run(const std::vector<buffer>& bs, const sampler* timer);
   std::string note() const;
 };
 
@@ -92,7 +94,7 @@ struct space_uvm_advise {
   void prepare(const std::vector<buffer>& bs) {
     for (const auto& b : bs) cuda_memory::advise(b);
   }
-  void before_run(const std::vector<buffer>& bs) { cuda_memory::send_to_host(bs); }
+  void before_run(const std::vector<buffer>& bs, const sampler*) { cuda_memory::send_to_host(bs); }
   std::string note() const {
     return "managed memory with advice (weights read-mostly, activations preferred on the device), sent to the host "
            "before every run";
@@ -106,7 +108,7 @@ struct space_pinned {
   static constexpr bool runs_back_to_back = true;
   static constexpr bool device_memory = false;  // host memory, read over the link
   void prepare(const std::vector<buffer>&) {}
-  void before_run(const std::vector<buffer>&) {}
+  void before_run(const std::vector<buffer>&, const sampler*) {}
   std::string note() const { return {}; }
 };
 #endif

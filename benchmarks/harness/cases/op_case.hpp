@@ -245,7 +245,7 @@ class op_case : public bench_case {
     space_.prepare(buffers());
   }
 
-  void before_run() override { space_.before_run(buffers()); }
+  void before_run() override { space_.before_run(buffers(), settings_.timer); }
   void run() override { k_.run(exec(), ops_, out_, p_); }
   std::string extra_note() const override { return join_notes(space_.note(), k_.note()); }
   double tolerance() const override { return K::tolerance(p_); }

@@ -108,12 +108,17 @@ struct op_info {
   dims4 output_shape(const layer_spec& s) const { return output ? output(s) : dims4{s.n, s.c, s.h, s.w}; }
 };
 
+class sampler;  // measure/sampler.hpp
+
 // What the harness gives a case besides its layer: settings of this run (never globals).
 struct case_settings {
   double device_l2_bytes = 50.0 * 1024 * 1024;  // for traffic models (host backends: the LLC)
   double uvm_cap_bytes = 4.0 * double(1 << 30);  // --uvm-cap: budget cap of the oversubscription study
   // The run's shared host references (nullptr: each case computes its own).
   std::shared_ptr<reference_cache> references;
+  // The run's sampler, for the figures a case reports beside its row (a prefetch's time, say):
+  // taken the way every figure of the run is (nullptr: not taken).
+  const sampler* timer = nullptr;
 };
 
 // Timing-relevant facts a case reports about itself. bytes and flops hold from construction;
@@ -157,6 +162,10 @@ class bench_case {
   // sent to the host before each run, not host memory read over the link): only then can a warm
   // working set stay in its last-level cache (fits_in_cache).
   virtual bool operands_in_device_memory() const { return false; }
+  // False when a run waits for the host or works on streams other than the execution space's (a
+  // synchronous deep_copy, side streams): a device timer, whose events are on that one stream,
+  // then times it with the host clock.
+  virtual bool timed_on_one_stream() const { return true; }
   virtual case_cost cost() const = 0;
 
   // Network mode (--network, the arena forward pass). A case that can be chained runs on
@@ -196,7 +205,8 @@ struct variant_info {
 struct launch_cost {
   std::string name;  // the context key, without _us
   std::string doc;
-  std::function<double()> seconds;  // measures it (on the default execution space)
+  // Measures it (on the default execution space), every sample through the run's sampler.
+  std::function<double(const sampler&)> seconds;
   space_axis space;                 // the memory space whose rows pay it per launch (their note says so)
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <sstream>
 
 namespace kcnn::bench {
@@ -39,6 +40,14 @@ T parse_number(const std::string& flag, const std::string& v, T lo) {
   if (!parse_int_exact(v, x) || x < lo)
     throw usage_error(flag + ": expected a number >= " + std::to_string(lo) + ", got '" + v + "'");
   return x;
+}
+
+key_pattern make_key_pattern(const std::string& text, const std::string& where) {
+  try {
+    return {text, where, std::regex(text, std::regex::ECMAScript)};
+  } catch (const std::regex_error& e) {
+    throw usage_error(where + ": '" + text + "' is not a regular expression (" + e.what() + ")");
+  }
 }
 
 double parse_double(const std::string& flag, const std::string& v) {
@@ -115,10 +124,13 @@ layers of a suite: validate against the host reference, then time. Writes
                        then the uniform nchw, nhwc and chwn plans, the per-layer plan, the
                        optimal layout plan and the first-fit arena pass
   --session NAME       a whole session in one command, under a time budget: `first-gpu`
-                       (docs/gpu-session.md) runs the smoke suite, the VGG-16 conv3_1 ranking at
-                       batch 32, transfer, perf_memory, perf_compute and the UVM study (each a
-                       kcnn-bench of its own, the other options passed on), with ncu on PATH the
-                       smoke suite under Nsight Compute (<stamp>-ncu-smoke.csv), then writes
+                       (docs/gpu-session.md; scripts/gpu-check runs it on a lent GPU) runs the
+                       smoke suite in the device's own memory spaces, with ncu on PATH the cases
+                       of suites/ncu_cases.txt under Nsight Compute (<stamp>-ncu-metrics.csv; at most a
+                       third of the budget, ended by SIGINT), the VGG-16 conv3_1 ranking at batch
+                       32, perf_memory and perf_compute sized by --fill, the managed and pinned
+                       spaces once (--slow-reps 3), transfer and the UVM study (each a kcnn-bench
+                       of its own, the other options passed on), then writes
                        <out>/<device>/<stamp>-session.json and runs kcnn-report on that folder
   --session-minutes M  the session's budget (default 30), report included: a step that would
                        overrun it is interrupted (its rows so far are kept), the steps after it
@@ -134,6 +146,26 @@ layers of a suite: validate against the host reference, then time. Writes
                        range named by the case's key, so that `ncu --profile-from-start off`
                        profiles exactly those runs' kernels, once each; other builds have no
                        capture range (the extra run is still made; a warning says so)
+  --profile-only       validate each case, then run it once inside the profiler capture range of
+                       --profile, and time nothing (no ceilings, no calibration, no samples):
+                       what an `ncu --profile-from-start off` run needs, and nothing else
+  --key REGEX          only cases whose key contains a match of REGEX (ECMAScript; ^...$ for a
+                       whole key); repeatable: a case matching any is selected
+  --key-file FILE      the same, one REGEX per line of FILE (# comments and blank lines skipped;
+                       e.g. suites/ncu_cases.txt, the session's Nsight Compute list)
+  --fill               size each layer's batch to the device: the smallest batch at which its
+                       activations (inputs and output) are at least 4x the last-level cache (L2
+                       on a GPU), never below the suite's own, at most 64 and at most what keeps
+                       them under a quarter of the device's memory; a network suite's layers
+                       share one batch (the session's perf_memory and perf_compute steps)
+  --slow-reps N        a case whose one launch takes longer than --slow-ms (default 10) is timed
+                       at most N times (min-reps lowered to match): the long UVM and pinned rows
+  --host-timer         time with the host clock between two fences on a GPU too (the fenced
+                       timer of host backends), not with device events: the fallback should
+                       the device timer's blocking kernel misbehave
+  --hold-timeout-ms MS how long the device timer's blocking kernel holds a one-launch sample
+                       before it ends by itself (default 100; CUDA builds): a case that waits
+                       for the host inside its run costs this once, then is timed unheld
   --resume FILE        run only the cases FILE (a results .csv, or the .csv.partial of an
                        interrupted or crashed run) does not already hold with status ok, and
                        append their rows to it
@@ -151,6 +183,28 @@ are closed (the JSON says "interrupted": true) and the exit status is 128 + the 
 
 Exit status: 0 all cases ok; 1 a case failed validation or errored; 2 usage or input error.
 )";
+}
+
+bool key_selected(const std::vector<key_pattern>& keys, const std::string& key) {
+  if (keys.empty()) return true;
+  for (const auto& k : keys)
+    if (std::regex_search(key, k.re)) return true;
+  return false;
+}
+
+std::vector<key_pattern> read_key_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw usage_error("--key-file: cannot read " + path);
+  std::vector<key_pattern> out;
+  std::string line;
+  for (int n = 1; std::getline(f, line); ++n) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const auto last = line.find_last_not_of(" \t\r");
+    out.push_back(make_key_pattern(line.substr(first, last - first + 1), path + ":" + std::to_string(n)));
+  }
+  if (out.empty()) throw usage_error("--key-file: " + path + " holds no pattern");
+  return out;
 }
 
 options parse_options(int argc, char** argv) {
@@ -199,6 +253,20 @@ options parse_options(int argc, char** argv) {
     else if (a == "--ceilings") { flag_only(); o.ceilings_only = true; }
     else if (a == "--no-ceilings") { flag_only(); o.no_ceilings = true; }
     else if (a == "--profile") { flag_only(); o.profile = true; }
+    else if (a == "--host-timer") { flag_only(); o.host_timer = true; }
+    else if (a == "--profile-only") { flag_only(); o.profile_only = true; }
+    else if (a == "--key") o.keys.push_back(make_key_pattern(need(), "--key"));
+    else if (a == "--key-file") {
+      const auto more = read_key_file(need());
+      o.keys.insert(o.keys.end(), more.begin(), more.end());
+    }
+    else if (a == "--fill") { flag_only(); o.fill = true; }
+    else if (a == "--slow-reps") o.slow_reps = parse_number<int>(a, need(), 1);
+    else if (a == "--slow-ms") o.slow_ms = parse_double(a, need());
+    else if (a == "--hold-timeout-ms") {
+      o.hold_timeout_ms = parse_double(a, need());
+      if (!(o.hold_timeout_ms > 0)) throw usage_error("--hold-timeout-ms: must be positive");
+    }
     else if (a == "--resume") { o.resume = need(); if (o.resume.empty()) throw usage_error("--resume: empty path"); }
     else if (a == "--op") o.ops = split_list(a, need());
     else if (a == "--layout") o.layouts = parse_axis_list<layout_axis>(a, need());
@@ -244,6 +312,11 @@ options parse_options(int argc, char** argv) {
   }
   if (o.max_reps < o.min_reps) throw usage_error("--max-reps must be >= --min-reps");
   if (o.ceilings_only && o.no_ceilings) throw usage_error("--ceilings and --no-ceilings exclude each other");
+  if (o.profile_only && (o.profile || o.ceilings_only || o.network || o.memory_plan))
+    throw usage_error("--profile-only runs each case once for a profiler: it takes no --profile, --ceilings, "
+                      "--network or --memory-plan");
+  if (o.fill && (o.batch > 0 || o.network))
+    throw usage_error("--fill chooses each layer's batch: it takes no --batch or --network");
   if (o.session_minutes_given && o.session.empty()) throw usage_error("--session-minutes needs --session");
   if (!o.memory_limits_mib.empty() && !o.memory_plan && !o.network)
     throw usage_error("--memory-limit needs --memory-plan or --network");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <regex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +17,14 @@ enum class mpi_mode { none, shard, replicate };
 
 struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// One --key pattern, or one line of a --key-file: a case is selected when its key contains a
+// match of any of them (std::regex ECMAScript: anchor with ^ and $ for a whole key).
+struct key_pattern {
+  std::string text;
+  std::string where;  // "--key" or "FILE:LINE", for messages
+  std::regex re;
 };
 
 struct options {
@@ -36,6 +45,13 @@ struct options {
   bool ceilings_only = false;         // --ceilings: measure the device's ceilings and exit
   bool no_ceilings = false;           // --no-ceilings: skip them (roofline_pct stays empty)
   bool profile = false;               // --profile: each case run once more inside a profiler capture range
+  bool profile_only = false;          // --profile-only: validate, one captured run, no timing
+  std::vector<key_pattern> keys;      // --key / --key-file: only cases whose key matches one
+  bool fill = false;                  // --fill: each layer's batch sized to the device (suites/suite.hpp)
+  int slow_reps = 0;                  // --slow-reps N: a case slower than slow_ms per launch is timed N times at most
+  double slow_ms = 10;                // --slow-ms: that threshold
+  bool host_timer = false;            // --host-timer: the fenced host clock even where a device timer exists
+  double hold_timeout_ms = 100;       // --hold-timeout-ms: how long the device timer's blocking kernel waits
   std::string resume;                 // --resume FILE: skip its ok cases, append the rest to it
   std::vector<std::string> ops;
   std::vector<layout_axis> layouts;
@@ -67,6 +83,13 @@ bool have_mpi();
 // Parses argv (after Kokkos has removed its own flags). Throws usage_error.
 options parse_options(int argc, char** argv);
 std::string usage_text();
+
+// True when `key` matches one of the patterns (an empty list matches everything).
+bool key_selected(const std::vector<key_pattern>& keys, const std::string& key);
+
+// The patterns of a --key-file: one regex per line; blank lines and lines starting with # are
+// skipped. Throws usage_error naming the file and line (unreadable file, bad regex).
+std::vector<key_pattern> read_key_file(const std::string& path);
 
 // An empty filter matches everything.
 template <class T>

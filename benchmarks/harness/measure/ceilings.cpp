@@ -1,5 +1,6 @@
 #include "measure/ceilings.hpp"
 
+#include "measure/clock.hpp"
 #include "measure/sampler.hpp"
 #include "measure/stop.hpp"
 
@@ -12,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace kcnn::bench {
 
@@ -87,67 +90,83 @@ struct fma_kernel {
 // Seconds per launch of f, best of `reps` samples; a sample is as many back-to-back launches
 // as make the fence-and-timer overhead under 1 % of it (launches_per_sample), so a ceiling
 // kernel of 100 us on a GPU is not inflated by a 10 us floor.
+// Every sample through the run's sampler: on a GPU the device timer's figure.
 template <class F>
-double best_seconds(int reps, double overhead_s, const F& f) {
+double best_seconds(const sampler& timer, int reps, double overhead_s, const F& f) {
   if (stop_requested()) return 1e30;
   f();  // first touch, lazy initialisation
   if (stop_requested()) return 1e30;
-  const int k = launches_per_sample(timed_sample(1, f), overhead_s, true, 1000);
+  timed_work w;
+  w.launch = f;
+  w.launches = launches_per_sample(timer.take(w).host_s, overhead_s, true, 1000);
   double best = 1e30;
-  for (int r = 0; r < reps && !stop_requested(); ++r) best = std::min(best, timed_sample(k, f));
+  for (int r = 0; r < reps && !stop_requested(); ++r) best = std::min(best, timer.take(w).seconds());
   return best;  // a stop before the first sample: 1e30 (calibrate then drops the ceilings)
 }
 
 // Seconds of the streamed copy of n floats from a to b; 0 (not measured) where Exec is not a
 // host's.
 template <class Exec>
-double copy_stream_seconds(const float* a, float* b, const std::size_t n, const int reps, const double overhead_s) {
+double copy_stream_seconds(const sampler& timer, const float* a, float* b, const std::size_t n, const int reps,
+                           const double overhead_s) {
   if constexpr (!host_backend<Exec>) {
     return 0;
   } else {
     constexpr std::size_t chunk = flat_chunk<Exec>;
     const Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::size_t>> chunks(0, (n + chunk - 1) / chunk);
-    return best_seconds(reps, overhead_s, [&] {
+    return best_seconds(timer, reps, overhead_s, [&] {
       Kokkos::parallel_for("kcnn::ceil.copy_stream", chunks, copy_stream_kernel<Exec>{a, b, n});
       stream_fence_threads(Exec());
     });
   }
 }
 
-// Copy bandwidth over two arrays of n floats each: seconds of the one-element copy and, when
-// copy4 is given, of the 4-element one over the first n - n % 4 elements of the same arrays;
-// when copy_stream is given and the backend is a host's, of the streamed copy.
-double copy_seconds(std::size_t n, int reps, double overhead_s, double* copy4 = nullptr, double* copy_stream = nullptr) {
+// The other copies over the same arrays (nullptr: not measured).
+struct more_copies {
+  double* copy4 = nullptr;        // the 4-element copy over the first n - n % 4 elements
+  double* copy_stream = nullptr;  // the streamed copy (host backends)
+  double* d2d = nullptr;          // the runtime's device-to-device copy (GPU backends)
+};
+
+// Copy bandwidth over two arrays of n floats each: seconds of the one-element copy and of the
+// copies `more` asks for.
+double copy_seconds(const sampler& timer, std::size_t n, int reps, double overhead_s, const more_copies& more = {}) {
   using exec = Kokkos::DefaultExecutionSpace;
   Kokkos::View<float*> a("kcnn::ceil.a", n), b("kcnn::ceil.b", n);
   Kokkos::deep_copy(a, 1.0f);
   const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, n);
-  const double s = best_seconds(reps, overhead_s, [&] { Kokkos::parallel_for("kcnn::ceil.copy", range, copy_kernel{a, b}); });
-  if (copy4 && !stop_requested()) {
+  const double s =
+      best_seconds(timer, reps, overhead_s, [&] { Kokkos::parallel_for("kcnn::ceil.copy", range, copy_kernel{a, b}); });
+  if (more.copy4 && !stop_requested()) {
     const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> quarter(0, n / 4);
-    *copy4 = best_seconds(reps, overhead_s,
-                          [&] { Kokkos::parallel_for("kcnn::ceil.copy4", quarter, copy4_kernel{a, b, n / 4}); });
+    *more.copy4 = best_seconds(timer, reps, overhead_s,
+                               [&] { Kokkos::parallel_for("kcnn::ceil.copy4", quarter, copy4_kernel{a, b, n / 4}); });
   }
-  if (copy_stream && !stop_requested()) *copy_stream = copy_stream_seconds<exec>(a.data(), b.data(), n, reps, overhead_s);
+  if (more.copy_stream && !stop_requested())
+    *more.copy_stream = copy_stream_seconds<exec>(timer, a.data(), b.data(), n, reps, overhead_s);
+  if (more.d2d && !host_backend<exec> && !stop_requested())
+    *more.d2d = best_seconds(timer, reps, overhead_s, [&] { Kokkos::deep_copy(exec(), b, a); });
   return s;
 }
 
 }  // namespace
 
-ceilings measure_ceilings(double llc_bytes) {
+ceilings measure_ceilings(double llc_bytes, const sampler& timer) {
   ceilings c;
-  Kokkos::Timer total;
+  const budget_clock total;  // how long the ceilings took (the context's seconds), not a ceiling
   using exec = Kokkos::DefaultExecutionSpace;
   const bool host = kcnn::host_backend<exec>;
+  c.device_roof = !host;
   c.reps = 5;
-  const double overhead_s = timer_overhead_seconds();
+  const double overhead_s = timer_overhead(timer).host_s;
 
   // 4x the last-level cache, at least 64 MiB and at most 1 GiB per array (server CPUs report a
   // socket-wide L3 of hundreds of MiB that a few cores cannot fill anyway).
   const std::size_t n = std::size_t(std::clamp(4.0 * llc_bytes, 64.0 * 1024 * 1024, 1024.0 * 1024 * 1024) / sizeof(float));
   c.array_bytes = double(n) * sizeof(float);
-  c.copy_s = copy_seconds(n, c.reps, overhead_s, &c.copy4_s, &c.copy_stream_s);
+  c.copy_s = copy_seconds(timer, n, c.reps, overhead_s, {&c.copy4_s, &c.copy_stream_s, &c.d2d_copy_s});
   c.copy_gbps = 2.0 * c.array_bytes / c.copy_s / 1e9;
+  if (c.d2d_copy_s > 0) c.d2d_copy_gbps = 2.0 * c.array_bytes / c.d2d_copy_s / 1e9;
   if (c.copy_stream_s > 0) c.copy_stream_gbps = 2.0 * c.array_bytes / c.copy_stream_s / 1e9;
   c.copy4_array_bytes = double(n / 4 * 4) * sizeof(float);
   if (c.copy4_s > 0) c.copy4_gbps = 2.0 * c.copy4_array_bytes / c.copy4_s / 1e9;
@@ -159,7 +178,7 @@ ceilings measure_ceilings(double llc_bytes) {
     Kokkos::deep_copy(b, 2.0f);
     Kokkos::deep_copy(cc, 3.0f);
     const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, n);
-    c.triad_s = best_seconds(c.reps, overhead_s,
+    c.triad_s = best_seconds(timer, c.reps, overhead_s,
                              [&] { Kokkos::parallel_for("kcnn::ceil.triad", range, triad_kernel{a, b, cc, 0.5f}); });
     c.triad_gbps = 3.0 * c.array_bytes / c.triad_s / 1e9;
   }
@@ -169,7 +188,7 @@ ceilings measure_ceilings(double llc_bytes) {
   if (llc_bytes > 0) {
     const std::size_t m = std::max<std::size_t>(1024, std::size_t(llc_bytes / 4 / sizeof(float)));
     c.cache_array_bytes = double(m) * sizeof(float);
-    c.cache_copy_s = copy_seconds(m, c.reps, overhead_s);
+    c.cache_copy_s = copy_seconds(timer, m, c.reps, overhead_s);
     c.cache_copy_gbps = 2.0 * c.cache_array_bytes / c.cache_copy_s / 1e9;
   }
   if (stop_requested()) return c;
@@ -180,7 +199,7 @@ ceilings measure_ceilings(double llc_bytes) {
     Kokkos::View<float*> out("kcnn::ceil.fma", items);
     const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, items);
     constexpr int host_chains = 128, device_chains = 32;
-    const double t = best_seconds(c.reps, overhead_s, [&] {
+    const double t = best_seconds(timer, c.reps, overhead_s, [&] {
       if (host) Kokkos::parallel_for("kcnn::ceil.fma", range, fma_kernel<host_chains>{out, iters});
       else Kokkos::parallel_for("kcnn::ceil.fma", range, fma_kernel<device_chains>{out, iters});
     });
@@ -196,7 +215,7 @@ ceilings measure_ceilings(double llc_bytes) {
         C("kcnn::ceil.C", m, m);
     Kokkos::deep_copy(A, 0.5f);
     Kokkos::deep_copy(B, 0.25f);
-    const double t = best_seconds(host ? 2 : c.reps, overhead_s, [&] { compat::gemm(exec(), "N", "N", 1.0f, A, B, 0.0f, C); });
+    const double t = best_seconds(timer, host ? 2 : c.reps, overhead_s, [&] { compat::gemm(exec(), "N", "N", 1.0f, A, B, 0.0f, C); });
     c.gemm_s = t;
     c.gemm_gflops = 2.0 * double(m) * m * m / t / 1e9;
   }
@@ -204,6 +223,37 @@ ceilings measure_ceilings(double llc_bytes) {
   c.seconds = total.seconds();
   c.measured = true;
   return c;
+}
+
+namespace {
+// The bandwidth ceilings that make the roof, by name.
+std::vector<std::pair<const char*, double>> roof_candidates(const ceilings& c) {
+  std::vector<std::pair<const char*, double>> v = {{"copy", c.copy_gbps}, {"triad", c.triad_gbps}};
+  if (c.device_roof) {
+    v.push_back({"copy4", c.copy4_gbps});
+    v.push_back({"d2d_copy", c.d2d_copy_gbps});
+  } else {
+    v.push_back({"copy_stream", c.copy_stream_gbps});
+  }
+  return v;
+}
+}  // namespace
+
+double ceilings::bandwidth_gbps() const {
+  double best = 0;
+  for (const auto& [name, gbps] : roof_candidates(*this)) best = std::max(best, gbps);
+  return best;
+}
+
+const char* ceilings::bandwidth_source() const {
+  const char* source = "copy";
+  double best = 0;
+  for (const auto& [name, gbps] : roof_candidates(*this))
+    if (gbps > best) {
+      best = gbps;
+      source = name;
+    }
+  return source;
 }
 
 double roofline_pct(const ceilings& c, double bytes, double flops, double seconds) {
@@ -224,7 +274,9 @@ json ceilings_json(const ceilings& c) {
       .set("copy_stream_gbps", c.copy_stream_gbps)
       .set("fma_gflops", c.fma_gflops)
       .set("gemm_gflops", c.gemm_gflops)
+      .set("d2d_copy_gbps", c.d2d_copy_gbps)
       .set("bandwidth_gbps", c.bandwidth_gbps())
+      .set("bandwidth_source", c.bandwidth_source())
       .set("peak_gflops", c.peak_gflops())
       .set("array_bytes", static_cast<unsigned long long>(c.array_bytes))
       .set("gemm_n", c.gemm_n)
@@ -233,8 +285,11 @@ json ceilings_json(const ceilings& c) {
       .set("method",
            "best of reps samples, each of enough back-to-back launches to last 100x the timer overhead; copy 2 x 4 B "
            "and triad 3 x 4 B per element (no write-allocate); cache_copy: the copy with both arrays in half the "
-           "last-level cache (L2 on a GPU); copy4: the copy with 4 independent elements per work item, not part of "
-           "the roof; copy_stream (host): the copy with non-temporal stores (no write-allocate), part of the roof; fma: 128 (host) or 32 (GPU) independent fp32 chains per work item; "
+           "last-level cache (L2 on a GPU); copy4: the copy with 4 independent elements per work item, part of "
+           "a GPU's roof; copy_stream (host): the copy with non-temporal stores (no write-allocate), part of a "
+           "host's roof; d2d_copy (GPU): Kokkos::deep_copy between two device Views, part of a GPU's roof; "
+           "bandwidth_gbps: the roof, bandwidth_source: which ceiling it is; every sample through the run's "
+           "sampler (timing.sampler); fma: 128 (host) or 32 (GPU) independent fp32 chains per work item; "
            "gemm: KokkosBlas::gemm fp32 square");
   return j;
 }

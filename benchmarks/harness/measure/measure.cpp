@@ -1,5 +1,6 @@
 #include "measure/measure.hpp"
 
+#include "measure/clock.hpp"
 #include "measure/profiler_range.hpp"
 #include "measure/stats.hpp"
 
@@ -78,7 +79,8 @@ class case_measurement {
   bool validate() {
     case_->before_run();
     local_agreement alone;  // the validation run is this rank's own
-    validation_s_ = env_.sampler.sample(*case_, 1, alone, what_);
+    // Not held: a first run may wait for the host inside (lazy allocation, a library's handle).
+    validation_ = env_.sampler.sample(*case_, 1, alone, what_, false);
     const comparison cmp = case_->validate();
     row_.rel_error = cmp.non_finite > 0 ? -1 : cmp.rel_l2;
     agreed_on_validation_ = true;
@@ -107,9 +109,9 @@ class case_measurement {
   // Quick mode is a smoke pass: a case whose validation run alone exceeded the budget is not run
   // again; that run is its one sample (the row's note says so).
   bool validation_run_is_the_sample() {
-    validation_sampled_ = env_.ranks.agree_max(env_.policy.quick && validation_s_ > env_.policy.budget_s ? 1 : 0,
+    validation_sampled_ = env_.ranks.agree_max(env_.policy.quick && validation_.host_s > env_.policy.budget_s ? 1 : 0,
                                                "quick mode of " + what_) == 1;
-    if (validation_sampled_) samples_.push_back(validation_s_);
+    if (validation_sampled_) samples_.push_back(validation_);
     return validation_sampled_;
   }
 
@@ -126,25 +128,40 @@ class case_measurement {
   // only cases that need nothing between runs (no flush, no before_run work) are batched.
   void choose_launches_per_sample() {
     const bool back_to_back = !env_.flusher && case_->runs_back_to_back();
-    launches_ = launches_per_sample(sample(1), env_.policy.overhead_s, back_to_back, env_.policy.max_launches);
+    // The host clock's figure against the host clock's floor: batching amortises the host's
+    // fence and launch overhead, whichever timer the rows report.
+    const timing_sample one_launch = sample(1);
+    launches_ = launches_per_sample(one_launch.host_s, env_.policy.overhead_s, back_to_back, env_.policy.max_launches);
     launches_ = env_.ranks.agree_max(launches_, "the launches per sample of " + what_);
+    slow_ = env_.policy.slow_reps > 0 &&
+            env_.ranks.agree_max(one_launch.host_s > env_.policy.slow_s ? 1 : 0, "the speed of " + what_) == 1;
   }
 
   // Samples until the stopping rule: at least min_reps, then until the spread is below target or
   // the budget is spent, never more than max_reps.
   void sample_until_stop() {
     const timing_policy& p = env_.policy;
-    Kokkos::Timer budget;
+    budget_clock budget;
     running_spread spread;
-    for (double x : samples_) spread.add(x);
+    for (const auto& x : samples_) spread.add(x.seconds());
     while (true) {
-      samples_.push_back(sample(launches_));
-      spread.add(samples_.back());
+      const timing_sample x = sample(launches_);
+      if (env_.ranks.agree_max(discarded(x) ? 1 : 0, "the clock of a sample of " + what_) == 0) {
+        samples_.push_back(x);
+        spread.add(x.seconds());
+      }
       const int n = int(samples_.size());
-      const bool stop = n >= p.max_reps ||
+      const bool stop = n >= p.max_reps || (slow_ && n >= p.slow_reps) ||
                         (n >= p.min_reps && (spread.rel_spread() < p.target_spread || budget.seconds() > p.budget_s));
       if (env_.ranks.agree_max(stop ? 1 : 0, "the repetitions of " + what_) == 1) break;
     }
+  }
+
+  // --profile-only: validated and run once for the profiler; nothing timed.
+  void summarise_profile_only() {
+    row_.status = case_status::ok;
+    row_.reps = 0;
+    row_.note = join_notes(case_->extra_note(), "profile only: validated, one run in the capture range, not timed");
   }
 
   // The model's figures instead of times (a device-model sampler): the validated run was traced.
@@ -177,9 +194,24 @@ class case_measurement {
     }
   }
 
-  // The row's times, status and note.
+  // The row's times, status and note: the host clock's figures, and the device timer's where
+  // every sample has one.
   void summarise() {
-    const sample_stats s = summarize(samples_);
+    std::vector<double> host, gpu;
+    for (const auto& x : samples_) {
+      host.push_back(x.host_s);
+      if (x.gpu_s >= 0) gpu.push_back(x.gpu_s);
+    }
+    const sample_stats s = summarize(host);
+    row_.timer = "fenced_timer";
+    if (!gpu.empty() && gpu.size() == host.size()) {
+      const sample_stats g = summarize(gpu);
+      row_.timer = env_.sampler.name();
+      row_.gpu_time_ms_median = g.median * 1e3;
+      row_.gpu_time_ms_min = g.min * 1e3;
+      row_.gpu_time_ms_max = g.max * 1e3;
+    }
+    row_.throttled_samples = throttled_;
     row_.reps = int(samples_.size());
     row_.launches = launches_;
     row_.time_ms_median = s.median * 1e3;
@@ -194,7 +226,16 @@ class case_measurement {
     if (launches_ > 1)
       row_.note = join_notes(row_.note, std::to_string(launches_) + " back-to-back launches per sample (time per launch)");
     if (validation_sampled_) row_.note = join_notes(row_.note, "quick: the validation run timed");
-    row_.note = join_notes(row_.note, noisy_note(s, samples_.size(), env_.policy.noisy_spread));
+    if (slow_ && samples_.size() < std::size_t(env_.policy.min_reps))
+      row_.note = join_notes(row_.note, "slow case: " + std::to_string(samples_.size()) + " repetitions (--slow-reps)");
+    if (hold_timed_out_)
+      row_.note = join_notes(row_.note, "device timer: the case waits for the host inside its run (the blocking kernel "
+                                        "timed out): its launches were not held, the GPU time includes launch gaps");
+    if (throttled_ > 0)
+      row_.note = join_notes(row_.note, std::to_string(throttled_) + " samples discarded: SM clock below the throttle "
+                                        "threshold" + (throttle_kept_ ? " (then kept: the clock stayed low)" : ""));
+    const sample_stats& spread = row_.timer == "fenced_timer" ? s : summarize(gpu);
+    row_.note = join_notes(row_.note, noisy_note(spread, samples_.size(), env_.policy.noisy_spread));
   }
 
   // A case too big for the device is skipped (the run goes on); anything else is an error. The
@@ -209,11 +250,26 @@ class case_measurement {
   }
 
  private:
-  // One sample after its untimed preparation (flush, before_run).
-  double sample(int launches) {
-    if (env_.flusher) (*env_.flusher)();
-    case_->before_run();
-    return env_.sampler.sample(*case_, launches, env_.ranks, what_);
+  // One sample after its untimed preparation (flush, before_run). A held sample whose blocking
+  // kernel timed out is taken again unheld, and the case is not held again.
+  timing_sample sample(int launches) {
+    while (true) {
+      if (env_.flusher) (*env_.flusher)();
+      case_->before_run();
+      const timing_sample x = env_.sampler.sample(*case_, launches, env_.ranks, what_, hold_);
+      if (env_.ranks.agree_max(x.hold_timed_out ? 1 : 0, "the hold of a sample of " + what_) == 0) return x;
+      hold_ = false;
+      hold_timed_out_ = true;
+    }
+  }
+
+  // A throttled sample is discarded, until as many have been as the minimum repetitions (then
+  // the GPU runs at a lowered clock throughout: the samples are kept and the note says so).
+  bool discarded(const timing_sample& x) {
+    if (!x.throttled) return false;
+    ++throttled_;
+    if (throttled_ > std::max(env_.policy.min_reps, 3)) throttle_kept_ = true;
+    return !throttle_kept_;
   }
 
   const planned_case& pc_;
@@ -221,10 +277,11 @@ class case_measurement {
   result_row& row_;
   const std::string what_;
   std::unique_ptr<bench_case> case_;
-  double validation_s_ = 0;
+  timing_sample validation_;
   bool agreed_on_validation_ = false, validation_sampled_ = false;
-  int launches_ = 1;
-  std::vector<double> samples_;
+  bool hold_ = true, hold_timed_out_ = false, throttle_kept_ = false, slow_ = false;
+  int launches_ = 1, throttled_ = 0;
+  std::vector<timing_sample> samples_;
 };
 
 }  // namespace
@@ -236,7 +293,8 @@ void measure_case(const planned_case& pc, const measurement_env& env, result_row
     m.set_up();
     if (!m.validate()) return;
     if (env.sampler.models()) return m.summarise_model();
-    if (env.policy.profile) m.profiled_run();
+    if (env.policy.profile || env.policy.profile_only) m.profiled_run();
+    if (env.policy.profile_only) return m.summarise_profile_only();
     if (!m.validation_run_is_the_sample()) {
       m.warm_up();
       m.choose_launches_per_sample();

@@ -1,7 +1,8 @@
 #pragma once
 // The measurement of one case, in named stages (as nvbench's check, warm-up, trials, summary):
 //   make -> set up -> validate -> [profiled run] -> [warm up -> choose launches per sample ->
-//   sample until the stopping rule] -> summarise into the row.
+//   sample until the stopping rule] -> summarise into the row (--profile-only: validate, the
+//   profiled run, and a row without times).
 // A failure at any stage ends it there with the row's status. How a sample is taken is the
 // sampler's (sampler.hpp); what is agreed with other ranks timing the case at once is the
 // rank_agreement's (rank_agreement.hpp): neither is decided here. Kernels never time themselves.
@@ -26,6 +27,9 @@ struct timing_policy {
   double overhead_s = 0;        // timer_overhead_seconds() of this run; 0: never batch launches
   int max_launches = 1000;      // launches per sample at most
   bool profile = false;         // --profile: one run per case inside a profiler's capture range
+  bool profile_only = false;    // --profile-only: that run and no timing
+  int slow_reps = 0;            // > 0: a case whose one launch exceeds slow_s is timed at most this often
+  double slow_s = 0.01;
 };
 
 // Everything one measurement uses besides the case: the run's settings and policy, the seed of

@@ -17,17 +17,18 @@ device_model_sampler::device_model_sampler(const std::string& devices_file, cons
       device_(&model::find_device(devices_, device)),
       limits_(limits) {}
 
-double device_model_sampler::sample(bench_case& c, int launches, rank_agreement& ranks, const std::string& what) const {
-  (void)launches;  // one traced run: the model's figures are per run
-  (void)ranks;
-  (void)what;
+timing_sample device_model_sampler::take(const timed_work& w) const {
+  if (w.kind == work_kind::host_clock) return fenced_timer().take(w);  // not a kcnn kernel's: the host clock
+  timing_sample t;
+  // One traced run: the model's figures are per run, whatever the launches asked for.
   Kokkos::fence();
   model::session s(*device_, limits_);
-  c.run();
+  w.launch();
   Kokkos::fence();
-  last_ = s.finish(c.cost().flops);
-  last_case_ = &c;
-  return last_.time_s;
+  last_ = s.finish(w.flops);
+  last_case_ = w.subject;
+  t.host_s = last_.time_s;  // modelled seconds, not a clock reading
+  return t;
 }
 
 model_figures row_figures(const model::case_figures& c) {

@@ -1,7 +1,8 @@
 #pragma once
-// The device model as a sampler (gpu-model builds only): a sample runs the case once with the
-// model recording (kcnn/model/gpu_model.hpp) and returns the modelled seconds; the figures of
-// that run become the row's model_* columns. Nothing is timed.
+// The device model as a sampler (gpu-model builds only): a sample runs the work once with the
+// model recording (kcnn/model/gpu_model.hpp) and returns the modelled seconds; the figures of a
+// case's run become its row's model_* columns. Nothing is timed: whatever the harness would time
+// (cases, transforms, forward-pass steps) is modelled the same way.
 #include "measure/sampler.hpp"
 
 #include <gpu_model.hpp>
@@ -16,7 +17,7 @@ class device_model_sampler final : public sampler {
   // The description `device` of `devices_file` (default: the file shipped with kcnn).
   device_model_sampler(const std::string& devices_file, const std::string& device, model::trace_limits limits);
   const char* name() const override { return "gpu_model"; }
-  double sample(bench_case& c, int launches, rank_agreement& ranks, const std::string& what) const override;
+  timing_sample take(const timed_work& w) const override;
   bool models() const override { return true; }
   model_figures last_model(const bench_case& c) const override;
   std::string context_json() const override;

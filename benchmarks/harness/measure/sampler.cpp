@@ -1,15 +1,115 @@
 #include "measure/sampler.hpp"
 
 #include "measure/stats.hpp"
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KCNN_HAVE_GPU_EVENTS)
+#include "measure/gpu_events.hpp"
+#endif
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <vector>
 
 namespace kcnn::bench {
 
-double fenced_timer::sample(bench_case& c, int launches, rank_agreement& ranks, const std::string& what) const {
-  return timed_sample(launches, [&] { c.run(); }, [&] { ranks.barrier("a sample of " + what); });
+timing_sample sampler::sample(bench_case& c, int launches, rank_agreement& ranks, const std::string& what,
+                              bool hold) const {
+  timed_work w;
+  w.launches = launches;
+  w.launch = [&c] { c.run(); };
+  w.at_start = [&] { ranks.barrier("a sample of " + what); };
+  w.kind = !c.timed_on_one_stream() ? work_kind::host_clock : hold ? work_kind::device : work_kind::synchronising;
+  w.subject = &c;
+  w.flops = c.cost().flops;
+  return take(w);
+}
+
+namespace {
+
+// The host clock around `launches` calls of launch(), between two fences, and what `around`
+// adds inside the clock (a device timer's events): the one place a harness clock starts.
+template <class Around>
+double host_clock_sample(const timed_work& w, const Around& around) {
+  Kokkos::fence();
+  if (w.at_start) w.at_start();
+  Kokkos::Timer t;
+  around([&] {
+    for (int i = 0; i < w.launches; ++i) w.launch();
+  });
+  Kokkos::fence();
+  return t.seconds() / std::max(1, w.launches);
+}
+
+}  // namespace
+
+timing_sample fenced_timer::take(const timed_work& w) const {
+  timing_sample s;
+  s.host_s = host_clock_sample(w, [](const auto& launches) { launches(); });
+  return s;
+}
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KCNN_HAVE_GPU_EVENTS)
+namespace {
+
+// Device events on the default execution space's stream (every kcnn kernel and every peer runs
+// on it) beside the host clock. A one-launch sample of device work is held behind the blocking
+// kernel until it is queued (nvbench's cold measurement); a batched sample is the events around
+// the back-to-back launches (nvbench's batch measurement); synchronising work gets events
+// without a hold; host-clock work the host clock alone.
+class gpu_event_timer final : public sampler {
+ public:
+  explicit gpu_event_timer(const device_timer_settings& s)
+      : settings_(s),
+        timer_(std::make_unique<gpu_events::stream_timer>(Kokkos::DefaultExecutionSpace().cuda_stream(),
+                                                          s.hold_timeout_s)) {}
+  const char* name() const override { return "cuda_events"; }
+  bool times_device() const override { return true; }
+  timing_sample take(const timed_work& w) const override {
+    timing_sample s;
+    if (w.kind == work_kind::host_clock) {
+      s.host_s = host_clock_sample(w, [](const auto& launches) { launches(); });
+      return s;
+    }
+    const bool hold = w.kind == work_kind::device && w.launches == 1;
+    gpu_events::stream_sample g;
+    s.host_s = host_clock_sample(w, [&](const auto& launches) {
+      if (hold) timer_->hold();
+      timer_->start();
+      launches();
+      timer_->stop();
+      g = timer_->finish();  // releases the hold first
+    });
+    s.held = hold;
+    s.hold_timed_out = g.hold_timed_out;
+    s.gpu_s = g.gpu_s / std::max(1, w.launches);
+    s.sm_clock_hz = g.sm_clock_hz;
+    s.throttled = g.sm_clock_hz > 0 && g.sm_clock_hz < settings_.throttle_fraction * timer_->peak_sm_clock_hz();
+    return s;
+  }
+  std::string context_json() const override {
+    std::ostringstream o;
+    o << "{\"device_timer\": \"cudaEvent pair on the default execution space's stream\", \"hold_timeout_s\": "
+      << settings_.hold_timeout_s << ", \"throttle_fraction\": " << settings_.throttle_fraction
+      << ", \"peak_sm_clock_mhz\": " << timer_->peak_sm_clock_hz() / 1e6
+      << ", \"min_clock_interval_us\": " << gpu_events::stream_timer::min_clock_interval_s * 1e6 << "}";
+    return o.str();
+  }
+
+ private:
+  device_timer_settings settings_;
+  std::unique_ptr<gpu_events::stream_timer> timer_;
+};
+
+}  // namespace
+#endif
+
+std::unique_ptr<sampler> make_timing_sampler(bool host_clock_only, const device_timer_settings& s) {
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KCNN_HAVE_GPU_EVENTS)
+  if (!host_clock_only) return std::make_unique<gpu_event_timer>(s);
+#endif
+  (void)host_clock_only;
+  (void)s;
+  return std::make_unique<fenced_timer>();
 }
 
 int launches_per_sample(double one_launch_s, double overhead_s, bool back_to_back, int max_launches) {
@@ -35,11 +135,19 @@ struct read_every_element {
 };
 }  // namespace
 
-double timer_overhead_seconds() {
-  std::vector<double> t;
-  for (int i = 0; i < 200; ++i)
-    t.push_back(timed_sample(1, [] { Kokkos::parallel_for("kcnn::empty", Kokkos::RangePolicy<>(0, 1), empty_kernel{}); }));
-  return summarize(t).median;
+timer_floor timer_overhead(const sampler& timer) {
+  timed_work w;
+  w.launch = [] { Kokkos::parallel_for("kcnn::empty", Kokkos::RangePolicy<>(0, 1), empty_kernel{}); };
+  std::vector<double> host, device;
+  for (int i = 0; i < 200; ++i) {
+    const timing_sample s = timer.take(w);
+    host.push_back(s.host_s);
+    if (s.gpu_s >= 0 && !s.hold_timed_out) device.push_back(s.gpu_s);
+  }
+  timer_floor f;
+  f.host_s = summarize(host).median;
+  if (!device.empty()) f.device_s = summarize(device).median;
+  return f;
 }
 
 cache_flusher::cache_flusher(double cache_bytes) {

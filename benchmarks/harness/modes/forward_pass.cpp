@@ -1,5 +1,6 @@
 #include "modes/forward_pass.hpp"
 
+#include "measure/clock.hpp"
 #include "measure/rank_agreement.hpp"
 #include "measure/stats.hpp"
 #include "measure/stop.hpp"
@@ -134,15 +135,15 @@ double time_layout_transform(const dims4& d, layout_axis from, layout_axis to, s
   local_agreement alone;
   const std::string what = "the layout transform " + std::string(name(from)) + "->" + name(to);
   if (timer.models()) {  // one traced run; NaN when the model recorded no launch
-    const double s = timer.sample(*c, 1, alone, what);
+    const double s = timer.sample(*c, 1, alone, what).seconds();
     return timer.last_model(*c).present ? s * 1e3 : std::nan("");
   }
   c->run();  // warm-up
   Kokkos::fence();
   std::vector<double> s;
-  Kokkos::Timer budget;
+  const budget_clock budget;
   while (int(s.size()) < max_reps && (int(s.size()) < min_reps || budget.seconds() < budget_s))
-    s.push_back(timer.sample(*c, 1, alone, what));
+    s.push_back(timer.sample(*c, 1, alone, what).seconds());
   return summarize(s).median * 1e3;
 }
 
@@ -361,15 +362,30 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
     upload(at(0, 0), tensor_layout[0], in_d, x0);  // the input may be overwritten in place
     Kokkos::fence();
   };
+  // A step is timed through the run's sampler (a fenced timer when the caller gave none): its
+  // copies in, its runs and, with swaps, its copies out (issued after the step's fence). Events
+  // around it on a GPU, never held: a swap waits for its copies on the host.
+  const fenced_timer own_timer;
+  const sampler& timer = settings.timer ? *settings.timer : own_timer;
   auto run_pass = [&](std::vector<std::vector<double>>* step_s) {
     upload_input();
     for (std::size_t s = 0; s < steps.size(); ++s) {
-      Kokkos::Timer t;
-      before_step(s);
-      for (int r = 0; r < steps[s].repeat; ++r) steps[s].c->run();
-      Kokkos::fence();
-      after_step(s);
-      if (step_s) (*step_s)[s].push_back(t.seconds());
+      timed_work w;
+      w.kind = work_kind::synchronising;
+      w.launch = [&] {
+        before_step(s);
+        for (int r = 0; r < steps[s].repeat; ++r) steps[s].c->run();
+        if (swapping) {
+          Kokkos::fence();
+          after_step(s);
+        }
+      };
+      if (!step_s) {
+        w.launch();
+        Kokkos::fence();
+        continue;
+      }
+      (*step_s)[s].push_back(timer.take(w).seconds());
     }
   };
 
@@ -390,7 +406,7 @@ forward_result run_forward(const suite& su, const forward_plan& plan, std::uint6
   // Timed passes.
   std::vector<std::vector<double>> step_s(steps.size());
   std::vector<double> totals;
-  Kokkos::Timer budget;
+  const budget_clock budget;
   while (true) {
     run_pass(&step_s);
     double sum = 0;

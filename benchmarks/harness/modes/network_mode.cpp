@@ -3,6 +3,7 @@
 #include "modes/forward_pass.hpp"
 #include "modes/layout_planner.hpp"
 #include "modes/modes.hpp"
+#include "measure/clock.hpp"
 #include "measure/stop.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -206,7 +207,7 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites, cons
     if (su.kind != suite_kind::network) continue;
     const auto& l0 = su.layers.front();
     std::cout << "\nkcnn network " << l0.network << " (batch " << l0.n << ", " << su.layers.size() << " layers)\n";
-    Kokkos::Timer ref_clock;
+    const budget_clock ref_clock;  // for the progress line
     const std::vector<double> reference = reference_forward(su, opt.seed, settings);
     std::cout << "host reference forward pass: " << fixed(ref_clock.seconds(), 1) << " s\n";
 
@@ -231,7 +232,7 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites, cons
     plan_costs costs;
     layout_plan_solution optimal;
     if (have_per_layer) {
-      Kokkos::Timer planning;
+      const budget_clock planning;  // for the progress line
       costs = measure_plan_costs(su, measured, opt, settings, timer);
       optimal = optimal_layout_plan(costs.problem);
       forward_plan p{"optimal", {}};

@@ -8,7 +8,9 @@
 #include "modes/modes.hpp"
 
 #include "device/context.hpp"
+#include "measure/clock.hpp"
 #include "results/json.hpp"
+#include "suites/suite.hpp"
 
 #include <chrono>
 #include <cerrno>
@@ -32,7 +34,7 @@ namespace kcnn::bench {
 namespace {
 
 namespace fs = std::filesystem;
-using session_clock = std::chrono::steady_clock;
+using session_clock = budget_clock::clock;  // deadlines of the steps, never a figure
 
 volatile std::sig_atomic_t session_signal = 0;  // SIGINT or SIGTERM received by the session
 extern "C" void on_session_signal(int sig) { session_signal = sig; }
@@ -41,6 +43,8 @@ struct session_step {
   std::string name;
   std::vector<std::string> argv;  // argv[0] is the program
   std::string skip_reason;        // not empty: not run, and why
+  double max_share = 1.0;         // the most of the session's budget the step may take
+  int stop_signal = SIGTERM;      // what ends it at its deadline (ncu writes its log on SIGINT)
 };
 
 // The Nsight Compute metrics docs/gpu-session.md maps onto the model's columns.
@@ -49,7 +53,8 @@ const char* const ncu_metrics =
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,"
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,"
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,"
-    "launch__grid_size,launch__block_size,gpu__time_duration.sum";
+    "launch__grid_size,launch__block_size,launch__registers_per_thread,"
+    "sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum";
 
 std::string find_on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
@@ -91,8 +96,9 @@ struct step_outcome {
 };
 
 // Runs argv as a child, in a process group of its own (ncu's profiled child goes with it), until
-// it ends, the session is signalled, or terminate_at passes: then SIGTERM to the group, and
-// SIGKILL after the grace period.
+// it ends, the session is signalled, or terminate_at passes: then the step's stop signal to the
+// group (SIGTERM, or SIGINT for ncu, which then writes what it collected), and SIGKILL after the
+// grace period.
 step_outcome run_step(const session_step& step, session_clock::time_point terminate_at,
                       session_clock::duration grace) {
   const auto start = session_clock::now();
@@ -122,7 +128,7 @@ step_outcome run_step(const session_step& step, session_clock::time_point termin
     const auto now = session_clock::now();
     if (!terminated && (session_signal || now >= terminate_at)) {
       by_signal = session_signal;
-      ::kill(-pid, SIGTERM);
+      ::kill(-pid, session_signal ? SIGTERM : step.stop_signal);
       terminated = true;
       terminated_at = now;
     } else if (terminated && !killed && now >= terminated_at + grace) {
@@ -200,35 +206,51 @@ int run_session_mode(int argc, char** argv, const options& opt) {
     s.argv.insert(s.argv.end(), common.begin(), common.end());
     return s;
   };
-  std::vector<session_step> steps = {
-      bench_step("smoke", {"--suite", "smoke"}),
-      bench_step("vgg16_conv3_1 ranking", {"--suite", "vgg16_conv3_1", "--batch", "32"}),
-      bench_step("transfer", {"--suite", "transfer"}),
-      bench_step("perf_memory", {"--suite", "perf_memory"}),
-      bench_step("perf_compute", {"--suite", "perf_compute"}),
-      bench_step("uvm_oversubscription", {"--suite", "uvm_oversubscription", "--uvm-cap", "8"}),
-  };
-  // Nsight Compute over the smoke suite: --profile runs each case once inside a capture range and
-  // ncu captures only those (--profile-from-start off), so the timer's 200 calibration launches,
-  // the fills, validations and timed runs are not profiled (profiling them all did not finish one
-  // case group in 30 s on an H200). Its metrics in <stamp>-ncu-smoke.csv beside the results
-  // (kcnn-report passes over CSVs that are not results), each kernel named after its case's NVTX
-  // range (--print-nvtx-rename kernel) in base units, what scripts/ncu-counters turns into
-  // kcnn-report's counters; the profiled run's own rows go to a folder of their own (profiled
-  // runs' times are not timings).
-  session_step ncu{"ncu smoke (model against hardware)", {}, {}};
+  // Nsight Compute right after smoke, over the committed list of DRAM-sized cases
+  // (suites/ncu.csv, suites/ncu_cases.txt): --profile-only validates each case and runs it once
+  // inside a capture range, and ncu captures only those (--profile-from-start off), so nothing
+  // else is profiled (profiling a whole run did not finish one case group in 30 s on an H200).
+  // The GPU's own clocks (--clock-control none: ncu's default locks the base clock). Its metrics
+  // in <stamp>-ncu-metrics.csv beside the results (kcnn-report passes over CSVs that are not
+  // results), each kernel named after its case's NVTX range (--print-nvtx-rename kernel) in base units,
+  // what scripts/ncu-counters turns into kcnn-report's counters; the profiled run's rows go to a
+  // folder of their own. At most a third of the budget, ended by SIGINT, on which ncu writes
+  // what it has.
+  session_step ncu{"ncu (model against hardware)", {}, {}, 1.0 / 3.0, SIGINT};
   const std::string ncu_path = find_on_path("ncu");
+  std::string ncu_suite;
+  try {
+    ncu_suite = resolve_suite("ncu");
+  } catch (const std::exception& e) {
+    ncu.skip_reason = std::string("skipped: ") + e.what();
+  }
   if (ncu_path.empty()) {
     ncu.skip_reason = "skipped: ncu not on PATH";
-  } else {
-    ncu.argv = {ncu_path, "--profile-from-start", "off", "--nvtx", "--print-nvtx-rename", "kernel",
-                "--print-units", "base", "--csv", "--log-file", (device_dir / (stamp + "-ncu-smoke.csv")).string(),
-                "--metrics", ncu_metrics, self, "--suite", "smoke"};
+  } else if (!ncu_suite.empty()) {
+    const std::string cases = (fs::path(ncu_suite).parent_path() / "ncu_cases.txt").string();
+    const std::string log = (device_dir / (stamp + "-ncu-metrics.csv")).string();
+    ncu.argv = {ncu_path, "--profile-from-start", "off", "--clock-control", "none", "--nvtx", "--print-nvtx-rename",
+                "kernel", "--print-units", "base", "--csv", "--log-file", log, "--metrics", ncu_metrics,
+                self, "--suite", "ncu", "--key-file", cases};
     ncu.argv.insert(ncu.argv.end(), common.begin(), common.end());
-    ncu.argv.insert(ncu.argv.end(), {"--quick", "--no-ceilings", "--profile", "--out",
-                                     (fs::path(opt.out) / "ncu-profiled").string()});
+    ncu.argv.insert(ncu.argv.end(), {"--profile-only", "--out", (fs::path(opt.out) / "ncu-profiled").string()});
   }
-  steps.push_back(ncu);
+  // The device's memory spaces that cross the link (managed memory, pinned host memory) in a
+  // study of their own, once: at most 3 repetitions of a case slower than 10 ms (their rows took
+  // a fifth of the first H200 session for findings already known). The sized suites fill the
+  // chip (--fill: activations of at least 4x the L2).
+  const std::string on_device = "global,scratch,constant,readonly";
+  const std::string over_link = "uvm_cold,uvm_prefetch,uvm_advise,pinned";
+  std::vector<session_step> steps = {
+      bench_step("smoke", {"--suite", "smoke", "--space", on_device}),
+      ncu,
+      bench_step("vgg16_conv3_1 ranking", {"--suite", "vgg16_conv3_1", "--batch", "32"}),
+      bench_step("perf_memory", {"--suite", "perf_memory", "--fill"}),
+      bench_step("perf_compute", {"--suite", "perf_compute", "--fill"}),
+      bench_step("memory spaces over the link", {"--suite", "smoke", "--space", over_link, "--slow-reps", "3"}),
+      bench_step("transfer", {"--suite", "transfer"}),
+      bench_step("uvm_oversubscription", {"--suite", "uvm_oversubscription", "--uvm-cap", "8"}),
+  };
 
   const auto budget = std::chrono::duration_cast<session_clock::duration>(
       std::chrono::duration<double>(opt.session_minutes * 60.0));
@@ -258,7 +280,8 @@ int run_session_mode(int argc, char** argv, const options& opt) {
       o.status = "skipped: budget spent";
     } else {
       std::cout << "kcnn-bench: session step '" << step.name << "': " << shell_words(step.argv) << "\n";
-      o = run_step(step, steps_deadline, grace);
+      const auto share = std::chrono::duration_cast<session_clock::duration>(budget * step.max_share);
+      o = run_step(step, std::min(steps_deadline, session_clock::now() + share), grace);
     }
     if (o.status.rfind("failed", 0) == 0) ++failed;
     std::cout << "kcnn-bench: session step '" << step.name << "': " << o.status << " (" << std::fixed

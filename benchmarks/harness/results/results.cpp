@@ -19,6 +19,7 @@ const std::vector<std::string>& result_columns() {
       "pad_h_end", "pad_w_end", "dilation_h", "dilation_w", "out_h", "out_w",
       "repeat", "layout", "memory_space", "access_pattern", "variant", "tuning", "origin", "key", "cache", "fits_in_cache",
       "reps", "launches", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_stddev", "time_ms_mean",
+      "timer", "gpu_time_ms_median", "gpu_time_ms_min", "gpu_time_ms_max", "throttled_samples",
       "bytes", "flops", "workspace_bytes", "passes", "gbps", "gflops", "arithmetic_intensity",
       "roofline_pct", "predicted_dram_bytes", "rel_error", "tolerance", "status", "note", "rank", "ranks",
       "model_blocks", "model_threads_per_block", "model_waves", "model_ld_requests", "model_ld_sectors_per_request",
@@ -136,7 +137,8 @@ results_writer::~results_writer() {
 
 std::string csv_line(const run_context& ctx_, const result_row& r) {
   const bool timed = is_timed(r.status) && r.time_ms_median > 0;
-  const double secs = r.time_ms_median * 1e-3;
+  const bool gpu_timed = timed && r.gpu_time_ms_median >= 0;
+  const double secs = r.rate_ms() * 1e-3;
   std::vector<std::string> f = {
       ctx_.run_id, ctx_.timestamp, ctx_.device.name, ctx_.device.backend, ctx_.kokkos_version,
       r.suite, r.network, r.layer, r.op, std::to_string(r.n), std::to_string(r.c),
@@ -149,7 +151,9 @@ std::string csv_line(const run_context& ctx_, const result_row& r) {
       r.origin, r.key, r.cache, r.fits_in_cache >= 0 ? std::to_string(r.fits_in_cache) : "", std::to_string(r.reps),
       timed ? std::to_string(r.launches) : "", timed ? num(r.time_ms_median) : "",
       timed ? num(r.time_ms_min) : "", timed ? num(r.time_ms_max) : "",
-      timed ? num(r.time_ms_stddev) : "", timed ? num(r.time_ms_mean) : "", num(r.bytes, 15),
+      timed ? num(r.time_ms_stddev) : "", timed ? num(r.time_ms_mean) : "", timed ? r.timer : "",
+      gpu_timed ? num(r.gpu_time_ms_median) : "", gpu_timed ? num(r.gpu_time_ms_min) : "",
+      gpu_timed ? num(r.gpu_time_ms_max) : "", timed ? std::to_string(r.throttled_samples) : "", num(r.bytes, 15),
       num(r.flops, 15), num(r.workspace_bytes, 15), r.passes >= 0 ? num(r.passes) : "", timed ? num(r.bytes / secs / 1e9) : "",
       timed ? num(r.flops / secs / 1e9) : "", r.bytes > 0 ? num(r.flops / r.bytes) : "",
       timed && r.roofline_pct >= 0 ? num(r.roofline_pct, 4) : "",

@@ -13,7 +13,7 @@
 
 namespace kcnn::bench {
 
-inline constexpr int results_schema_version = 6;
+inline constexpr int results_schema_version = 7;
 
 // The GPU execution model's figures for a case (gpu-model builds; results/README.md). A model
 // figure, never a measurement.
@@ -41,8 +41,13 @@ struct result_row {
   int fits_in_cache = -1;  // 1: warm and the working set fits in the LLC / L2; 0: not; < 0: not timed
   int reps = 0;
   int launches = 1;  // back-to-back launches per timed sample
+  // The host clock's figures (every build): from before the launches to after the closing fence.
   double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0, time_ms_stddev = 0,
          time_ms_mean = 0;
+  // The device timer's (CUDA builds): between device events around the launches (< 0: none).
+  double gpu_time_ms_median = -1, gpu_time_ms_min = -1, gpu_time_ms_max = -1;
+  std::string timer;          // the sampler whose figure rate_ms() is: fenced_timer | cuda_events
+  int throttled_samples = 0;  // samples discarded because the SM clock was below the threshold
   double bytes = 0, flops = 0, workspace_bytes = 0, passes = -1;
   double roofline_pct = -1;          // < 0: no ceilings or not timed
   double predicted_dram_bytes = -1;  // < 0: no traffic model for this op
@@ -53,6 +58,9 @@ struct result_row {
   int rank = 0;   // the MPI rank that ran the case (0 without MPI)
   int ranks = 1;  // how many ranks ran this case at the same time (--mpi replicate), else 1
   model_figures model;
+  // The time rates and roofline_pct are computed from: the device timer's median where there
+  // is one, else the host clock's.
+  double rate_ms() const { return gpu_time_ms_median >= 0 ? gpu_time_ms_median : time_ms_median; }
 };
 
 const std::vector<std::string>& result_columns();

@@ -3,6 +3,7 @@
 #include "device/context.hpp"
 #include "device/gpu_clocks.hpp"
 #include "measure/ceilings.hpp"
+#include "measure/clock.hpp"
 #include "measure/measure.hpp"
 #include "measure/profiler_range.hpp"
 #include "measure/stop.hpp"
@@ -40,6 +41,9 @@ timing_policy timing_policy_from(const options& o, double overhead_s) {
   p.quick = o.quick;
   p.overhead_s = overhead_s;
   p.profile = o.profile;
+  p.profile_only = o.profile_only;
+  p.slow_reps = o.slow_reps;
+  p.slow_s = o.slow_ms * 1e-3;
   return p;
 }
 
@@ -47,7 +51,8 @@ timing_policy timing_policy_from(const options& o, double overhead_s) {
 struct run_calibration {
   gpu_clocks clocks_start;
   ceilings ceil;
-  double overhead_s = 0;
+  double overhead_s = 0;          // the host clock's floor (batching amortises it)
+  double device_floor_s = -1;     // the device timer's figure of the same empty kernel (< 0: none)
   struct measured_cost {
     std::string name;
     space_axis space;
@@ -56,7 +61,7 @@ struct run_calibration {
   std::vector<measured_cost> launch_costs_s;  // registry's launch_costs(), measured
 };
 
-run_calibration calibrate(const options& opt, const run_context& ctx, bool speak) {
+run_calibration calibrate(const options& opt, const run_context& ctx, const sampler& timer, bool speak) {
   run_calibration cal;
   cal.clocks_start = read_gpu_clocks();
   if (cal.clocks_start.available && speak)
@@ -65,18 +70,38 @@ run_calibration calibrate(const options& opt, const run_context& ctx, bool speak
               << cal.clocks_start.temperature_c << " C\n";
   // The gpu-model build models a GPU: the host's ceilings would describe the wrong machine.
 #if !defined(KCNN_GPU_MODEL)
-  const bool want_ceilings = !opt.no_ceilings;
+  const bool want_ceilings = !opt.no_ceilings && !opt.profile_only;
 #else
   const bool want_ceilings = false;
 #endif
   if (want_ceilings) {
-    cal.ceil = measure_ceilings(ctx.device.l2_or_llc_bytes);
+    cal.ceil = measure_ceilings(ctx.device.l2_or_llc_bytes, timer);
     if (stop_requested()) cal.ceil = {};  // cut short: not ceilings (the cases are skipped too)
     else if (speak) print_ceilings(std::cerr, cal.ceil, ctx.blas);
   }
-  cal.overhead_s = timer_overhead_seconds();
-  for (const auto& c : registry::instance().launch_costs()) cal.launch_costs_s.push_back({c.name, c.space, c.seconds()});
+  // --profile-only times nothing: no calibration either (a profiler sees only the cases' runs).
+  if (opt.profile_only) return cal;
+  const timer_floor floor = timer_overhead(timer);
+  cal.overhead_s = floor.host_s;
+  cal.device_floor_s = floor.device_s;
+  for (const auto& c : registry::instance().launch_costs())
+    cal.launch_costs_s.push_back({c.name, c.space, c.seconds(timer)});
   return cal;
+}
+
+// The run's sampler: the device model in the gpu-model build (it models, never times), else the
+// device-event timer on CUDA builds (the fenced timer with --host-timer) and the fenced timer on
+// host backends.
+std::unique_ptr<sampler> make_sampler(const options& o) {
+#if defined(KCNN_GPU_MODEL)
+  model::trace_limits limits;
+  limits.max_accesses_per_launch = std::size_t(o.model_trace_millions * 1e6);
+  return std::make_unique<device_model_sampler>(o.model_devices, o.model_device, limits);
+#else
+  device_timer_settings s;
+  s.hold_timeout_s = o.hold_timeout_ms * 1e-3;
+  return make_timing_sampler(o.host_timer, s);
+#endif
 }
 
 // Where this process's rows go: rank 0's results file, or (other MPI ranks) its rank file.
@@ -125,8 +150,8 @@ class benchmark_run {
  public:
   benchmark_run(const options& o, std::vector<planned_case> cases, std::function<void(const result_row&)> sink,
                 const run_context& ctx, const run_calibration& cal, const case_settings& settings, mpi_job& job,
-                std::size_t cases_in_all)
-      : opt_(o), policy_(timing_policy_from(o, cal.overhead_s)), sampler_owned_(make_sampler(o)), sampler_(*sampler_owned_),
+                std::size_t cases_in_all, const sampler& timer)
+      : opt_(o), policy_(timing_policy_from(o, cal.overhead_s)), sampler_(timer),
         cases_(std::move(cases)), sink_(std::move(sink)),
         ctx_(ctx), ceil_(cal.ceil), launch_costs_(cal.launch_costs_s), settings_(settings), job_(job),
         cases_in_all_(cases_in_all) {
@@ -157,12 +182,12 @@ class benchmark_run {
     os << std::left << std::setw(int(w)) << "case" << std::right << std::setw(12) << "median ms" << std::setw(10)
        << "GB/s" << std::setw(10) << "GFLOP/s" << std::setw(11) << "rel_err" << "  status\n";
     for (const auto& r : rows_) {
-      const bool t = is_timed(r.status);
-      const double s = r.time_ms_median * 1e-3;
+      const bool t = is_timed(r.status) && r.rate_ms() > 0;
+      const double s = r.rate_ms() * 1e-3;
       std::ostringstream err;
       err << std::setprecision(2) << r.rel_error;
       os << std::left << std::setw(int(w)) << r.key << std::right << std::setw(12)
-         << (t ? fixed(r.time_ms_median, 4) : "-") << std::setw(10) << (t ? fixed(r.bytes / s / 1e9, 2) : "-")
+         << (t ? fixed(r.rate_ms(), 4) : "-") << std::setw(10) << (t ? fixed(r.bytes / s / 1e9, 2) : "-")
          << std::setw(10) << (t ? fixed(r.flops / s / 1e9, 2) : "-") << std::setw(11)
          << (r.rel_error >= 0 ? err.str() : "-") << "  " << name(r.status)
          << (r.note.empty() || t ? "" : " (" + r.note + ")") << "\n";
@@ -170,10 +195,7 @@ class benchmark_run {
   }
 
   const status_counts& counts() const { return counts_; }
-  const char* sampler_name() const { return sampler_.name(); }
-  std::string model_context() const { return sampler_.context_json(); }
   const std::vector<measured_case>& measured() const { return measured_; }
-  const sampler& timer() const { return sampler_; }
 
  private:
   bool replicate() const { return opt_.mpi == mpi_mode::replicate; }
@@ -231,13 +253,13 @@ class benchmark_run {
       std::ostringstream n;
       n.precision(3);
       n << "includes timing." << c.name << "_us = " << cost_ms * 1e3 << " us per launch ("
-        << 100.0 * cost_ms / row.time_ms_median << " % of the median); net of it "
-        << std::max(0.0, row.time_ms_median - cost_ms) << " ms";
+        << 100.0 * cost_ms / row.rate_ms() << " % of the median); net of it "
+        << std::max(0.0, row.rate_ms() - cost_ms) << " ms";
       row.note = join_notes(row.note, n.str());
     }
     if (replicate()) {
       // Each rank's time, and the rate of all of them together.
-      const double secs = is_timed(row.status) ? row.time_ms_median * 1e-3 : -1;
+      const double secs = is_timed(row.status) ? row.rate_ms() * 1e-3 : -1;
       row.note = join_notes(row.note, replicate_note(row.bytes, ranks->all_gather(secs, "the times of " + pc.key)));
     }
     record(st, pc, row);
@@ -247,16 +269,16 @@ class benchmark_run {
   // The row to the sink, its figures to Google Benchmark, the count and the per-layer plan's list.
   void record(benchmark::State& st, const planned_case& pc, result_row& row) {
     if (is_timed(row.status) && row.time_ms_median > 0) {
-      for (auto _ : st) st.SetIterationTime(row.time_ms_median * 1e-3);
+      for (auto _ : st) st.SetIterationTime(row.rate_ms() * 1e-3);
       st.counters["bytes"] = benchmark::Counter(row.bytes, benchmark::Counter::kIsRate);
       st.counters["flops"] = benchmark::Counter(row.flops, benchmark::Counter::kIsRate);
       st.counters["reps"] = row.reps;
       st.counters["rel_err"] = row.rel_error;
-      row.roofline_pct = roofline_pct(ceil_, row.bytes, row.flops, row.time_ms_median * 1e-3);
-      measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.time_ms_median});
-    } else if (is_timed(row.status)) {  // modelled, not timed
+      row.roofline_pct = roofline_pct(ceil_, row.bytes, row.flops, row.rate_ms() * 1e-3);
+      measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.rate_ms()});
+    } else if (is_timed(row.status)) {  // modelled, or --profile-only: not timed
       for (auto _ : st) st.SetIterationTime(1e-9);
-      st.counters["model_us"] = row.model.time_us;
+      if (row.model.present) st.counters["model_us"] = row.model.time_us;
       if (row.model.present) measured_.push_back({pc.variant, pc.spec.network, pc.spec.layer, row.model.time_us * 1e-3});
     } else {
       st.SkipWithError((row.status == case_status::failed_validation ? "failed validation: " + row.note : row.note).c_str());
@@ -269,18 +291,6 @@ class benchmark_run {
 
   const options& opt_;
   const timing_policy policy_;
-  // The fenced timer; in the gpu-model build, the device model (it models, never times).
-  static std::unique_ptr<sampler> make_sampler(const options& o) {
-#if defined(KCNN_GPU_MODEL)
-    model::trace_limits limits;
-    limits.max_accesses_per_launch = std::size_t(o.model_trace_millions * 1e6);
-    return std::make_unique<device_model_sampler>(o.model_devices, o.model_device, limits);
-#else
-    (void)o;
-    return std::make_unique<fenced_timer>();
-#endif
-  }
-  const std::unique_ptr<sampler> sampler_owned_;
   const sampler& sampler_;
   std::vector<planned_case> cases_;
   std::vector<run_item> items_;
@@ -295,7 +305,7 @@ class benchmark_run {
   std::vector<result_row> rows_;
   status_counts counts_;
   std::vector<measured_case> measured_;
-  Kokkos::Timer clock_;
+  budget_clock clock_;
   std::size_t done_ = 0;
 };
 
@@ -330,17 +340,19 @@ std::string joined_suite_name(const options& opt, const std::vector<suite>& suit
   return s;
 }
 
-json timing_json(const options& opt, const run_calibration& cal, const char* sampler_name) {
+json timing_json(const options& opt, const run_calibration& cal, const sampler& timer) {
   const timing_policy p = timing_policy_from(opt, cal.overhead_s);
   json timing = json::object();
-  timing.set("sampler", sampler_name)
+  timing.set("sampler", timer.name())
       .set("warmup", p.warmup)
       .set("min_reps", p.min_reps)
       .set("max_reps", p.max_reps)
       .set("budget_s", p.budget_s)
       .set("target_rel_spread", p.target_spread)
       .set("noisy_rel_spread", p.noisy_spread)
-      .set("timer_overhead_us", cal.overhead_s * 1e6);
+      .set("timer_overhead_us", cal.overhead_s * 1e6)
+      .set("device_timer_floor_us", cal.device_floor_s >= 0 ? json(cal.device_floor_s * 1e6) : json());
+  if (timer.times_device()) timing.set("device_timer", json::raw(timer.context_json()));
   for (const auto& c : cal.launch_costs_s) timing.set(c.name + "_us", c.seconds * 1e6);
   return timing.set("quick", p.quick)
       .set("cache", opt.cold ? "flushed" : "warm")
@@ -386,13 +398,13 @@ void merge_ranks(mpi_job& job, row_outputs& out, const run_context& ctx, const r
 
 // Rank 0 closes the results file with the run's summary in its context; 0, or 1 when it cannot.
 int close_results(const options& opt, mpi_job& job, row_outputs& out, const run_calibration& cal,
-                  const job_totals& t, const char* sampler_name, const std::string& model_context) {
+                  const job_totals& t, const sampler& timer) {
   if (job.rank() != 0) return 0;
   try {
     json cases = json::object();
     for (case_status s : all_statuses()) cases.set(name(s), t.counts[s]);
     json extra = json::object();
-    extra.set("timing", timing_json(opt, cal, sampler_name))
+    extra.set("timing", timing_json(opt, cal, timer))
         .set("ceilings", ceilings_json(cal.ceil))
         .set("cases", cases)
         .set("interrupted", t.interrupted_by != 0)
@@ -400,7 +412,7 @@ int close_results(const options& opt, mpi_job& job, row_outputs& out, const run_
                                .set("start", gpu_clocks_json(cal.clocks_start))
                                .set("end", gpu_clocks_json(read_gpu_clocks())));
     if (!opt.resume.empty()) extra.set("resumed", opt.resume);
-    if (!model_context.empty()) extra.set("model", json::raw(model_context));
+    if (timer.models()) extra.set("model", json::raw(timer.context_json()));
     if (job.active())
       extra.set("mpi", json::object()
                            .set("mode", opt.mpi == mpi_mode::shard ? "shard" : "replicate")
@@ -456,7 +468,10 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   ctx.device.slug = "gpu-model-" + slugify(modelled.name);
   ctx.device.l2_or_llc_bytes = modelled.l2_bytes;
 #endif
+  // The run's one sampler: every figure of the run is taken through it (measure/sampler.hpp).
+  const std::unique_ptr<sampler> timer = make_sampler(opt);
   case_settings settings;
+  settings.timer = timer.get();
   settings.device_l2_bytes = ctx.device.l2_or_llc_bytes;
   settings.uvm_cap_bytes = opt.uvm_cap_gib * double(1 << 30);
   settings.references = std::make_shared<reference_cache>();
@@ -465,24 +480,25 @@ int run_benchmarks(int argc, char** argv, const options& opt, const std::vector<
   row_outputs out;
   if (!open_outputs(opt, ctx, job, out)) return 2;
   add_google_benchmark_context(ctx);
-  const run_calibration cal = calibrate(opt, ctx, rank0);
-  if (opt.profile && !profiler_capture_available() && rank0)
+  const run_calibration cal = calibrate(opt, ctx, *timer, rank0);
+  if ((opt.profile || opt.profile_only) && !profiler_capture_available() && rank0)
     std::cerr << "kcnn-bench: warning: --profile: this build has no device profiler capture range (a CUDA build "
                  "has); each case's extra run is made outside any\n";
   job.barrier("the start of the cases");
 
-  benchmark_run run(opt, std::move(cases), [&](const result_row& r) { out.write(r); }, ctx, cal, settings, job, cases_in_all);
+  benchmark_run run(opt, std::move(cases), [&](const result_row& r) { out.write(r); }, ctx, cal, settings, job, cases_in_all,
+                    *timer);
   run.run_all();
   if (rank0) run.summary(std::cout);
   job_totals totals;
   totals.counts = run.counts();
   if (opt.network && !stop_requested())
-    totals.network_failures = run_network_plans(opt, suites, run.measured(), *out.writer, settings, run.timer());
+    totals.network_failures = run_network_plans(opt, suites, run.measured(), *out.writer, settings, *timer);
   totals.interrupted_by = stop_requested();
   if (job.active()) merge_ranks(job, out, ctx, cal, totals);
 
   const int failures = job.agree_max(run.counts().failures() + unsigned(totals.network_failures) > 0 ? 1 : 0, "the verdict");
-  const int rc = job.agree_max(close_results(opt, job, out, cal, totals, run.sampler_name(), run.model_context()), "closing the results");
+  const int rc = job.agree_max(close_results(opt, job, out, cal, totals, *timer), "closing the results");
   if (rc) return rc;
   if (totals.interrupted_by) {
     if (rank0)

@@ -1,6 +1,7 @@
 #include "run/mpi_job.hpp"
 
 #include "cli/options.hpp"
+#include "measure/clock.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -79,12 +80,12 @@ namespace {
 // e.g. a rank idle while others run a case, must not take a core from them).
 void wait_bounded(MPI_Request& req, double timeout, const std::string& what, const mpi_job& job,
                   double spin_s = 0.01) {
-  const double start = MPI_Wtime();
+  const budget_clock waiting;
   int done = 0;
   while (true) {
     MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (done) return;
-    const double waited = MPI_Wtime() - start;
+    const double waited = waiting.seconds();
     if (timeout > 0 && waited > timeout)
       job.abort("no answer from the other ranks after " + std::to_string(int(timeout)) + " s waiting for " + what +
                 " (--mpi-timeout): a rank failed or hangs");

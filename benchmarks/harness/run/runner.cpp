@@ -142,6 +142,11 @@ int run(int argc, char** argv) {
   selection sel;
   try {
     suites = load_suites(opt);
+    if (opt.fill) {
+      // Sized to this device's last-level cache and memory.
+      const device_info d = query_device();
+      for (auto& su : suites) fill_device(su, d.l2_or_llc_bytes, d.memory_bytes);
+    }
     if (opt.ceilings_only && !opt.list) return run_ceilings_mode(argc, argv, opt);
     if (opt.memory_plan && !opt.list) return run_memory_plan_mode(argc, argv, opt, suites);
     sel = select_cases(opt, suites);

@@ -35,6 +35,7 @@ selection select_cases(const options& opt, const std::vector<suite>& suites) {
             !matches(opt.spaces, v.space) || !matches(opt.patterns, v.pattern) || !matches(opt.variants, v.variant))
           continue;
         const std::string key = case_key(v, spec);
+        if (!key_selected(opt.keys, key)) continue;
         const std::string why = v.unsupported ? v.unsupported(spec) : std::string();
         if (!why.empty()) sel.not_applicable.push_back(key + ": " + why);
         else sel.cases.push_back({&v, spec, key});

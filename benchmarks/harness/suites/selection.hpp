@@ -14,7 +14,7 @@ struct selection {
   std::vector<std::string> not_applicable;  // "key: why"
 };
 
-// Every registered variant of every layer that passes the filters. --quick on a network suite
+// Every registered variant of every layer that passes the filters (axes, variants, keys). --quick on a network suite
 // without variant, space or pattern filters is a smoke pass: each layer once with its op's
 // baseline, in nchw unless --layout says otherwise (--network: every layout, for its per-layer
 // plan), since the full catalogue of a real network takes hours on a host.

@@ -3,6 +3,8 @@
 #include <csv.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -394,6 +396,47 @@ void set_batch(suite& su, int n) {
     spec.out = oi->output_shape(spec);
   }
   if (su.kind == suite_kind::network) check_chain(su);
+}
+
+namespace {
+double activation_bytes_per_sample(const layer_spec& spec) {
+  const op_info* oi = registry::instance().find_op(spec.op);
+  layer_spec one = spec;
+  one.n = 1;
+  one.out = oi->output_shape(one);
+  double elements = double(one.out.size());
+  for (const dims4& d : oi->input_shapes(one)) elements += double(d.size());
+  return 4.0 * elements;
+}
+}  // namespace
+
+int fill_batch(const layer_spec& spec, double min_bytes, double max_bytes, int max_batch) {
+  const double per_sample = activation_bytes_per_sample(spec);
+  if (!(per_sample > 0) || !(min_bytes > 0)) return spec.n;
+  const double wanted = std::ceil(min_bytes / per_sample);
+  const double cap = max_bytes > 0 ? std::max(1.0, std::floor(max_bytes / per_sample)) : wanted;
+  const double n = std::min({wanted, cap, double(std::max(1, max_batch))});
+  return std::max(spec.n, int(n));
+}
+
+void fill_device(suite& su, double cache_bytes, double memory_bytes) {
+  const double min_bytes = 4.0 * cache_bytes, max_bytes = memory_bytes / 4.0;
+  if (su.kind == suite_kind::network) {
+    int n = 0;
+    for (const auto& spec : su.layers) n = std::max(n, fill_batch(spec, min_bytes, max_bytes, fill_max_batch));
+    for (const auto& spec : su.layers) n = std::min(n, fill_batch(spec, 1e300, max_bytes, fill_max_batch));
+    set_batch(su, n);
+    return;
+  }
+  for (auto& spec : su.layers) {
+    const int n = fill_batch(spec, min_bytes, max_bytes, fill_max_batch);
+    if (n == spec.n) continue;
+    const op_info* oi = registry::instance().find_op(spec.op);
+    spec.n = n;
+    if (const field_error e = oi->check(spec))
+      fail(spec.file, spec.line, e.field, e.message + " (with --fill's batch " + std::to_string(n) + ")");
+    spec.out = oi->output_shape(spec);
+  }
 }
 
 std::vector<suite> all_network_suites() {

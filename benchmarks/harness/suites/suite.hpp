@@ -52,6 +52,22 @@ std::vector<std::string> available_suites();
 // layers and, for a network, the chain. Throws suite_error.
 void set_batch(suite& su, int n);
 
+// --fill: the batch at which layer `spec`'s activations (its inputs and its output, 4-byte
+// elements, at the op's shapes) are at least min_bytes, never below the layer's own batch, and
+// at most the largest that keeps them under max_bytes and at most max_batch (unless the layer's
+// own batch is larger).
+int fill_batch(const layer_spec& spec, double min_bytes, double max_bytes, int max_batch);
+
+// The largest batch --fill chooses: a real network's (the batches of 32 to 64 GPUs are measured
+// at), and a host reference that validates it in minutes, not hours.
+inline constexpr int fill_max_batch = 64;
+
+// Sizes a suite to a device (--fill): each layer's fill_batch with min_bytes 4x cache_bytes (the
+// last-level cache, L2 on a GPU), max_bytes a quarter of memory_bytes and fill_max_batch; a
+// network suite's layers take one batch (the largest they need, within the smallest cap) so that
+// they still chain. Throws suite_error as set_batch does.
+void fill_device(suite& su, double cache_bytes, double memory_bytes);
+
 // The network suites among available_suites() (what `--suite all` runs), loaded.
 std::vector<suite> all_network_suites();
 

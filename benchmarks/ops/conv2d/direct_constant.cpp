@@ -59,13 +59,16 @@ struct constant_sized_kernel {
 // value costs, through kcnn::parallel_for_constant (median over samples of 10). On CUDA each such
 // launch uploads its ~31 KB driver to constant memory and waits on the host for the previous one:
 // the constant rows' time includes this per launch.
-double constant_launch_seconds() {
+double constant_launch_seconds(const sampler& timer) {
   constant_sized_kernel k{};
   k.out = Kokkos::View<float*>("kcnn::constant_launch", 1);
-  auto launch = [&] { parallel_for_constant("kcnn::constant_launch", Kokkos::DefaultExecutionSpace(), 1, k); };
-  launch();
+  timed_work w;
+  w.launches = 10;
+  w.launch = [&] { parallel_for_constant("kcnn::constant_launch", Kokkos::DefaultExecutionSpace(), 1, k); };
+  w.kind = work_kind::synchronising;  // each launch waits on the host for the one before
+  w.launch();
   std::vector<double> t;
-  for (int i = 0; i < 50; ++i) t.push_back(timed_sample(10, launch));
+  for (int i = 0; i < 50; ++i) t.push_back(timer.take(w).seconds());
   return summarize(t).median;
 }
 
