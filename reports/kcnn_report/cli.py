@@ -44,11 +44,17 @@ def load_counters(path):
     for col in ("key", "dram_bytes"):
         if col not in c.columns:
             raise load.ReportError(f"{path}: missing column '{col}' (a counters CSV has key,dram_bytes)")
-    try:
-        c["dram_bytes"] = pd.to_numeric(c["dram_bytes"], errors="raise")
-    except (ValueError, TypeError) as e:
-        raise load.ReportError(f"{path}: column 'dram_bytes' holds a non-numeric value") from e
-    return c.groupby("key", as_index=False)["dram_bytes"].sum()
+    for col in [x for x in c.columns if x != "key"]:
+        try:
+            c[col] = pd.to_numeric(c[col], errors="raise")
+        except (ValueError, TypeError) as e:
+            raise load.ReportError(f"{path}: column '{col}' holds a non-numeric value") from e
+    # scripts/ncu-counters writes one row per case; rows of one key from several logs combine as
+    # its kernels do: counts summed, the most registers, the mean occupancy.
+    how = {col: "sum" for col in c.columns if col != "key"}
+    how.update({col: f for col, f in (("registers_per_thread", "max"), ("achieved_occupancy_pct", "mean"))
+                if col in c.columns})
+    return c.groupby("key", as_index=False).agg(how)
 
 
 def write_report(rows, contexts, ceilings, counters, folder, title, networks=None, embed=False):
@@ -169,6 +175,20 @@ def write_report(rows, contexts, ceilings, counters, folder, title, networks=Non
             page.para("Layouts on the modelled GPU: geometric mean over each op's layers of the best modelled time "
                       "per layout, relative to nchw.")
             page.table(lay)
+        if counters is not None:
+            mk = sections.model_vs_counters(mc, counters)
+            if mk.empty:
+                page.para("No modelled case is in the counters (--counters).")
+            else:
+                page.para("Model against Nsight Compute, per case in both (ncu_* columns measured, model_* "
+                          "modelled): sectors per request of global loads and stores, shared-memory conflict ways, "
+                          "L2 and DRAM bytes, and the kernel time; ncu's registers per thread and achieved occupancy "
+                          "beside them.")
+                page.table(mk, md_rows=60, label="modelled and profiled cases")
+                page.para("Per op: the median of model / ncu for each quantity over its cases (1 is a model that "
+                          "matches the hardware), and the rank correlation of modelled and measured kernel times "
+                          "(Spearman's: 1, the model orders the cases as the GPU does).")
+                page.table(sections.model_vs_counters_by_op(mk))
         mv = sections.model_vs_measured(rows, mc)
         if mv.empty:
             page.para("No case is in both a model run and a measured GPU run among these inputs.")

@@ -82,6 +82,8 @@ def layout_heatmap(sp, device, network, folder):
 
 def space_pattern_bars(sp, folder):
     out = []
+    if sp.empty:  # no timed case (a model run alone): nothing to draw
+        return out
     for (dev, op), g in sp.groupby(["device", "op"], sort=False):
         if len(g) < 2:
             continue

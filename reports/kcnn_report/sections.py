@@ -346,3 +346,61 @@ def model_vs_measured(rows, m):
     j["model_over_measured"] = j["model_time_us"] / j["measured_us"]
     return j[["key", "device_model", "device_measured", "model_time_us", "model_bound", "measured_us",
               "model_over_measured"]].reset_index(drop=True)
+
+
+def model_vs_counters(m, counters):
+    """Modelled cases against scripts/ncu-counters' rows of the same keys: the model's sectors per
+    request, conflict ways, L2 and DRAM bytes and time beside Nsight Compute's."""
+    if m.empty or counters is None or counters.empty:
+        return pd.DataFrame()
+    mm = m.groupby("key", as_index=False).first()
+    j = mm.merge(counters, on="key", how="inner")
+    if j.empty:
+        return j
+
+    def ratio(a, b):
+        return j[a] / j[b].where(j[b] > 0) if a in j and b in j else float("nan")
+
+    j["ncu_ld_sectors_per_request"] = ratio("ld_sectors", "ld_requests")
+    j["ncu_st_sectors_per_request"] = ratio("st_sectors", "st_requests")
+    if "smem_wavefronts" in j and "smem_conflicts" in j:
+        ideal = (j["smem_wavefronts"] - j["smem_conflicts"]).where(j["smem_wavefronts"] > 0)
+        j["ncu_smem_conflict_ways"] = j["smem_wavefronts"] / ideal.where(ideal > 0)
+    for src, dst in (("l2_bytes", "ncu_l2_bytes"), ("dram_bytes", "ncu_dram_bytes"), ("gpu_time_us", "ncu_time_us"),
+                     ("registers_per_thread", "ncu_registers_per_thread"),
+                     ("achieved_occupancy_pct", "ncu_achieved_occupancy_pct")):
+        j[dst] = j[src] if src in j else float("nan")
+    cols = ["key", "op", "layout", "config", "model_ld_sectors_per_request", "ncu_ld_sectors_per_request",
+            "model_st_sectors_per_request", "ncu_st_sectors_per_request", "model_smem_conflict_ways",
+            "ncu_smem_conflict_ways", "model_l2_bytes", "ncu_l2_bytes", "model_dram_bytes", "ncu_dram_bytes",
+            "model_time_us", "ncu_time_us", "ncu_registers_per_thread", "ncu_achieved_occupancy_pct"]
+    for c in cols:
+        if c not in j:
+            j[c] = float("nan")
+    return j[cols].sort_values(["op", "key"]).reset_index(drop=True)
+
+
+def rank_correlation(a, b):
+    """Spearman's rank correlation of two series (Pearson's of their ranks); NaN under 3 pairs."""
+    both = pd.DataFrame({"a": a, "b": b}).dropna()
+    if len(both) < 3:
+        return float("nan")
+    return float(both["a"].rank().corr(both["b"].rank()))
+
+
+def model_vs_counters_by_op(mk):
+    """Per op (and over all): the median model / ncu ratio of each quantity, and the rank
+    correlation of modelled and profiled kernel times."""
+    out = []
+    for op, g in list(mk.groupby("op", sort=True)) + [("all", mk)]:
+        rec = {"op": op, "cases": len(g)}
+        for name, (a, b) in {"ld_sectors_per_request": ("model_ld_sectors_per_request", "ncu_ld_sectors_per_request"),
+                             "st_sectors_per_request": ("model_st_sectors_per_request", "ncu_st_sectors_per_request"),
+                             "l2_bytes": ("model_l2_bytes", "ncu_l2_bytes"),
+                             "dram_bytes": ("model_dram_bytes", "ncu_dram_bytes"),
+                             "time": ("model_time_us", "ncu_time_us")}.items():
+            r = (g[a] / g[b].where(g[b] > 0)).replace([float("inf")], float("nan")).dropna()
+            rec[f"{name}_model_over_ncu"] = float(r.median()) if len(r) else float("nan")
+        rec["time_rank_correlation"] = rank_correlation(g["model_time_us"], g["ncu_time_us"])
+        out.append(rec)
+    return pd.DataFrame(out)

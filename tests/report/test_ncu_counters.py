@@ -69,3 +69,24 @@ def test_a_log_without_the_metrics_it_reads_is_refused(tmp_path):
     assert r.returncode == 1
     assert "--metrics" in r.stderr
     assert not out.exists()
+
+
+def test_registers_are_the_largest_and_occupancy_the_time_weighted_mean(tmp_path):
+    r, out = run(tmp_path, [
+        row(0, CONV, "dram__bytes_read.sum", "byte", "10"),
+        row(0, CONV, "launch__registers_per_thread", "register/thread", "40"),
+        row(0, CONV, "sm__warps_active.avg.pct_of_peak_sustained_active", "%", "90"),
+        row(0, CONV, "gpu__time_duration.sum", "nsecond", "3,000"),
+        row(1, CONV, "launch__registers_per_thread", "register/thread", "168"),
+        row(1, CONV, "sm__warps_active.avg.pct_of_peak_sustained_active", "%", "18"),
+        row(1, CONV, "gpu__time_duration.sum", "nsecond", "1,000"),
+        row(2, RELU, "dram__bytes_read.sum", "byte", "5"),
+    ])
+    assert r.returncode == 0, r.stderr
+    rows = {x["key"]: x for x in csv.DictReader(out.open())}
+    assert float(rows[CONV]["registers_per_thread"]) == 168
+    assert float(rows[CONV]["achieved_occupancy_pct"]) == (90 * 3 + 18 * 1) / 4
+    assert float(rows[CONV]["gpu_time_us"]) == 4.0
+    assert rows[RELU]["registers_per_thread"] == ""  # not profiled: empty, not 0
+    c = load_counters(str(out))
+    assert float(c.loc[c["key"] == CONV, "registers_per_thread"].iloc[0]) == 168

@@ -410,3 +410,65 @@ def test_model_section_layouts_and_model_against_measurement(tmp_path):
     assert r.returncode == 0, r.stderr
     md = (out / "report.md").read_text()
     assert "10. GPU model (modelled, not measured)" in md and "model_over_measured" in md
+
+
+def test_model_against_nsight_compute_counters_per_case_and_per_op(tmp_path):
+    M = "GPU model: h200 (run on host)"
+    rows = [model_row(M, "relu1", "nchw", "flat", 4.0), model_row(M, "relu1", "nhwc", "flat", 2.0),
+            model_row(M, "relu2", "nchw", "flat", 9.0, sectors=32.0)]
+    m = synthetic.write(str(tmp_path / "m"), "model", [dict(r, run_id="RM") for r in rows], schema=5,
+                        columns=MODEL_COLUMNS)
+    all_rows, _ = load.load([m])
+    mc = sections.model_cases(all_rows)
+    keys = sorted(mc["key"])
+    # ncu's figures, one row per case (scripts/ncu-counters): the model is right about relu1 nchw's
+    # sectors (4) and off by 2x on its DRAM bytes; relu2's model said 32 sectors, ncu saw 8.
+    counters = tmp_path / "counters.csv"
+    k = {r["layer"] + "/" + r["layout"]: r["key"] for _, r in mc.iterrows()}
+    counters.write_text(
+        "key,kernels,dram_bytes,l2_bytes,ld_requests,ld_sectors,st_requests,st_sectors,smem_wavefronts,"
+        "smem_conflicts,gpu_time_us,registers_per_thread,achieved_occupancy_pct\n"
+        f"{k['relu1/nchw']},1,1e6,2e6,100,400,100,400,0,0,5,16,80\n"
+        f"{k['relu1/nhwc']},1,2e6,2e6,100,400,100,400,0,0,3,16,82\n"
+        f"{k['relu2/nchw']},1,2e6,2e6,100,800,100,400,64,32,10,24,60\n")
+    c = cli.load_counters(str(counters))
+    mk = sections.model_vs_counters(mc, c).set_index("key")
+    assert len(mk) == 3 and set(mk.index) == set(keys)
+    assert mk.at[k["relu1/nchw"], "ncu_ld_sectors_per_request"] == pytest.approx(4.0)
+    assert mk.at[k["relu2/nchw"], "ncu_ld_sectors_per_request"] == pytest.approx(8.0)
+    assert mk.at[k["relu2/nchw"], "ncu_smem_conflict_ways"] == pytest.approx(2.0)  # 64 wavefronts for 32
+    assert mk.at[k["relu1/nchw"], "ncu_registers_per_thread"] == 16
+    by_op = sections.model_vs_counters_by_op(mk.reset_index()).set_index("op")
+    # DRAM model / ncu: 2e6/1e6, 2e6/2e6, 2e6/2e6 -> median 1; sectors 4/4, 4/4, 32/8 -> median 1.
+    assert by_op.at["relu", "dram_bytes_model_over_ncu"] == pytest.approx(1.0)
+    assert by_op.at["relu", "ld_sectors_per_request_model_over_ncu"] == pytest.approx(1.0)
+    assert by_op.at["relu", "time_model_over_ncu"] == pytest.approx(0.8)  # 4/5, 2/3, 9/10
+    assert by_op.at["relu", "time_rank_correlation"] == pytest.approx(1.0)  # 2 < 4 < 9 as 3 < 5 < 10
+    assert sections.rank_correlation([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert math.isnan(sections.rank_correlation([1, 2], [1, 2]))
+    out = tmp_path / "report"
+    r = run_cli(str(tmp_path / "m"), "--counters", str(counters), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    md = (out / "report.md").read_text()
+    assert "ncu_ld_sectors_per_request" in md and "time_rank_correlation" in md
+
+
+def test_device_time_is_the_row_s_time_and_a_gpu_roof_counts_copy4(tmp_path):
+    G = "NVIDIA H200"
+    fast = synthetic.row(G, "tiny", "relu1", "relu", "nchw", "global", "coalesced", "flat", 0.010, run_id="RG")
+    fast.update({"backend": "cuda", "timer": "cuda_events", "gpu_time_ms_median": 0.004, "gpu_time_ms_min": 0.003,
+                 "gpu_time_ms_max": 0.005, "throttled_samples": 0})
+    host = synthetic.row(G, "tiny", "relu1", "relu", "nhwc", "global", "coalesced", "flat", 0.008, run_id="RG")
+    host.update({"backend": "cuda", "timer": "fenced_timer"})
+    cols = ["timer", "gpu_time_ms_median", "gpu_time_ms_min", "gpu_time_ms_max", "throttled_samples"]
+    ceil = {"copy_gbps": 1660.0, "triad_gbps": 2490.0, "copy4_gbps": 4010.0, "d2d_copy_gbps": 3900.0,
+            "fma_gflops": 6e4, "gemm_gflops": 5e4}
+    d = synthetic.write(str(tmp_path / "g"), "gpu", [fast, host], ceil, schema=7, columns=synthetic.COLUMNS + cols)
+    rows, ctx = load.load([d])
+    by_layout = rows.set_index("layout")
+    assert by_layout.at["nchw", "time_ms_median"] == pytest.approx(0.004)      # the device timer's
+    assert by_layout.at["nchw", "host_time_ms_median"] == pytest.approx(0.010)
+    assert by_layout.at["nhwc", "time_ms_median"] == pytest.approx(0.008)      # no device figure: the host's
+    assert by_layout.at["nhwc", "timer"] == "fenced_timer"
+    roof = load.device_ceilings(rows, ctx)[G]
+    assert roof["bandwidth_gbps"] == pytest.approx(4010.0) and roof["bandwidth_source"] == "copy4"

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# scripts/gpu-check end to end on a host, as a lent GPU would run it but with a stand-in for
+# Nsight Compute: the session under its budget, the ncu step's log turned into the counters CSV,
+# the report made again with them, and one archive holding results, counters and report.
+# Usage: test_gpu_check_on_host.sh REPO_ROOT WORK_DIR KCNN_BENCH
+set -uo pipefail
+root=$1 work=$2 bench=$3
+rm -rf "$work"
+mkdir -p "$work/bin" "$work/out"
+fail() { echo "FAIL: $*"; exit 1; }
+
+# The stand-in: runs the target, then writes an ncu --csv log with one kernel per case the target
+# profiled (the keys of the rows it wrote under its --out), as `ncu --print-nvtx-rename kernel`
+# names them.
+cat >"$work/bin/ncu" <<'NCU'
+#!/bin/sh
+log='' clock=''
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --log-file) log=$2; shift 2 ;;
+    --clock-control) clock=$2; shift 2 ;;
+    --metrics|--profile-from-start|--print-nvtx-rename|--print-units) shift 2 ;;
+    --nvtx|--csv) shift ;;
+    *) break ;;
+  esac
+done
+[ "$clock" = none ] || { echo "stand-in ncu: --clock-control none expected" >&2; exit 3; }
+"$@"
+rc=$?
+dest=''
+prev=''
+for a in "$@"; do [ "$prev" = --out ] && dest=$a; prev=$a; done
+{
+  echo '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"'
+  find "$dest" -name '*.csv' | while read -r f; do
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "key") k = i; next } { print $k }' "$f"
+  done | awk '{ printf "\"%d\",\"%s\",\"dram__bytes_read.sum\",\"byte\",\"4096\"\n", NR, $0
+               printf "\"%d\",\"%s\",\"gpu__time_duration.sum\",\"nsecond\",\"2,000\"\n", NR, $0
+               printf "\"%d\",\"%s\",\"launch__registers_per_thread\",\"register/thread\",\"32\"\n", NR, $0 }'
+} >"$log"
+exit $rc
+NCU
+chmod +x "$work/bin/ncu"
+
+# Only concat in nchw: the smoke and ncu steps are short on a host, the other suites have no concat
+# and fail at once (exit 2), so the check exits 1 and says so.
+start=$(date +%s)
+(cd "$root" && PATH="$work/bin:$PATH" OUT="$work/out" scripts/gpu-check --minutes 1.5 --bench "$bench" \
+  -- --quick --no-ceilings --op concat --layout nchw) >"$work/stdout" 2>&1
+rc=$?
+seconds=$(($(date +%s) - start))
+cat "$work/stdout"
+[ $rc -eq 1 ] || fail "exit $rc, expected 1 (the steps without concat fail)"
+[ $seconds -le 150 ] || fail "$seconds s, over the 1.5-minute budget and the report after it"
+archive=$work/out/gpu-check.tar.gz
+[ -f "$archive" ] || fail "no archive at $archive"
+tar -tzf "$archive" >"$work/listing" || fail "the archive does not list"
+grep -q -- '-smoke\.csv$' "$work/listing" || fail "no smoke results in the archive"
+grep -q -- '-session\.json$' "$work/listing" || fail "no session record in the archive"
+grep -q -- '-ncu-metrics\.csv$' "$work/listing" || fail "no ncu log in the archive"
+grep -q -- '-ncu-metrics-counters\.csv$' "$work/listing" || fail "no counters CSV in the archive"
+grep -q -- 'report/index\.html$' "$work/listing" || fail "no report in the archive"
+grep -q -- 'gpu-check\.log$' "$work/listing" || fail "no log in the archive"
+mkdir -p "$work/x" && tar -xzf "$archive" -C "$work/x"
+counters=$(find "$work/x" -name '*-ncu-metrics-counters.csv' | head -1)
+grep -q '^concat/nchw/global/coalesced/vector/ncu\.concat/n32,' "$counters" || fail "the counters CSV lacks the profiled case"
+md=$(find "$work/x" -path '*report/report.md' | grep -v ncu-profiled | head -1)
+grep -q 'ncu_time_us\|No modelled case is in the counters\|No rows from a GPU-model build' "$md" || fail "the report did not read the counters"
+echo "gpu check on the host: exit $rc in $seconds s, archive of $(wc -l <"$work/listing") entries"
