@@ -5,7 +5,8 @@ Every figure kcnn-bench reports is taken through the run's sampler
 (benchmarks/harness/measure/sampler.hpp); budgets, deadlines and progress lines read
 budget_clock (measure/clock.hpp). A timer started anywhere else (a Kokkos::Timer, a std::chrono
 clock, MPI_Wtime, CUDA events' elapsed time, a cycle counter) would be a figure the sampler does not take.
-Scans benchmarks/ and kernels/ (C++ and CUDA sources, comments left out).
+Scans benchmarks/ and kernels/ (C++ and CUDA sources, comments left out). A timestamp (std::time,
+the run's UTC stamp) is not a timer and is not looked for.
 Usage: check_one_timing_path.py REPO_ROOT [--self-test]
 (--self-test: the check must also fail on measure.cpp with a Kokkos::Timer put back in, and on
 forward_pass.cpp with a std::chrono clock.)
@@ -16,7 +17,8 @@ import sys
 
 CLOCKS = re.compile(
     r"\bKokkos::Timer\b|\b(?:steady|system|high_resolution)_clock\b|\bMPI_Wtime\b|\bomp_get_wtime\b"
-    r"|\bclock_gettime\b|\bgettimeofday\b|\b__rdtsc\b|\bclock64\s*\(|\bcudaEventElapsedTime\b"
+    r"|\bclock_gettime\b|\bgettimeofday\b|\b__rdtsc\b|\bclock64\s*\(|\bcudaEventElapsedTime\w*"
+    r"|(?<![\w.>:])clock\s*\(\s*\)|\bstd::clock\b"
     r"|%%globaltimer|\btimed_sample\s*\(")
 # The one timing path, and what each file of it may read.
 ALLOWED = {

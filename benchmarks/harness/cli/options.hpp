@@ -51,7 +51,7 @@ struct options {
   int slow_reps = 0;                  // --slow-reps N: a case slower than slow_ms per launch is timed N times at most
   double slow_ms = 10;                // --slow-ms: that threshold
   bool host_timer = false;            // --host-timer: the fenced host clock even where a device timer exists
-  double hold_timeout_ms = 100;       // --hold-timeout-ms: how long the device timer's blocking kernel waits
+  double hold_timeout_ms = 20;        // --hold-timeout-ms: how long the device timer's blocking kernel waits
   std::string resume;                 // --resume FILE: skip its ok cases, append the rest to it
   std::vector<std::string> ops;
   std::vector<layout_axis> layouts;

@@ -32,11 +32,12 @@ __global__ void hold_stream(const volatile int* released, volatile int* timed_ou
 }
 
 // The global timer and SM 0's cycle counter, read together: launched with one block per SM, so
-// that one of them runs on SM 0 (cycle counters of different SMs are not comparable).
-__global__ void probe_sm0_clock(unsigned long long* ns_and_cycles) {
+// that one of them runs on SM 0 (cycle counters of different SMs are not comparable); should two
+// land there, the first to claim the slot (zeroed before the launch) writes both values.
+__global__ void probe_sm0_clock(int* claim, unsigned long long* ns_and_cycles) {
   unsigned smid;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-  if (smid == 0) {
+  if (smid == 0 && atomicCAS(claim, 0, 1) == 0) {
     ns_and_cycles[0] = global_timer_ns();
     ns_and_cycles[1] = static_cast<unsigned long long>(clock64());
   }
@@ -55,11 +56,26 @@ struct stream_timer::state {
   int* flags_dev = nullptr;
   unsigned long long* probes = nullptr;
   unsigned long long* probes_dev = nullptr;
+  int* claims = nullptr;  // device memory: each probe's SM-0 slot
   bool held = false;
+  // Whatever was made, released (also when the constructor stops half-way); never leaves a
+  // blocking kernel spinning.
+  ~state() {
+    if (held) {
+      static_cast<volatile int*>(flags)[0] = 1;
+      cudaStreamSynchronize(stream);
+    }
+    if (claims) cudaFree(claims);
+    if (probes) cudaFreeHost(probes);
+    if (flags) cudaFreeHost(flags);
+    if (stop) cudaEventDestroy(stop);
+    if (start) cudaEventDestroy(start);
+  }
 };
 
 stream_timer::stream_timer(void* stream, double hold_timeout_s) : s_(std::make_unique<state>()) {
-  if (!(hold_timeout_s > 0)) throw std::invalid_argument("device timer: hold timeout must be positive");
+  if (!(hold_timeout_s > 0) || !(hold_timeout_s < 3600))
+    throw std::invalid_argument("device timer: the hold timeout must be positive and under an hour");
   s_->stream = static_cast<cudaStream_t>(stream);
   s_->timeout_ns = static_cast<unsigned long long>(hold_timeout_s * 1e9);
   int dev = 0, khz = 0;
@@ -74,18 +90,16 @@ stream_timer::stream_timer(void* stream, double hold_timeout_s) : s_(std::make_u
   check(cudaHostAlloc(reinterpret_cast<void**>(&s_->probes), 4 * sizeof(unsigned long long), cudaHostAllocMapped),
         "cudaHostAlloc");
   check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&s_->probes_dev), s_->probes, 0), "cudaHostGetDevicePointer");
+  check(cudaMalloc(reinterpret_cast<void**>(&s_->claims), 2 * sizeof(int)), "cudaMalloc");
 }
 
-stream_timer::~stream_timer() {
-  // Never leave a blocking kernel spinning.
-  if (s_->held) {
-    static_cast<volatile int*>(s_->flags)[0] = 1;
-    cudaStreamSynchronize(s_->stream);
-  }
-  cudaFreeHost(s_->probes);
-  cudaFreeHost(s_->flags);
-  cudaEventDestroy(s_->stop);
-  cudaEventDestroy(s_->start);
+stream_timer::~stream_timer() = default;
+
+void stream_timer::abandon() noexcept {
+  if (!s_->held) return;
+  static_cast<volatile int*>(s_->flags)[0] = 1;
+  cudaStreamSynchronize(s_->stream);
+  s_->held = false;
 }
 
 void stream_timer::hold() {
@@ -100,14 +114,15 @@ void stream_timer::hold() {
 void stream_timer::start() {
   volatile unsigned long long* p = s_->probes;
   for (int i = 0; i < 4; ++i) p[i] = 0;
-  probe_sm0_clock<<<unsigned(s_->sms), 1, 0, s_->stream>>>(s_->probes_dev);
+  check(cudaMemsetAsync(s_->claims, 0, 2 * sizeof(int), s_->stream), "cudaMemsetAsync");
+  probe_sm0_clock<<<unsigned(s_->sms), 1, 0, s_->stream>>>(s_->claims, s_->probes_dev);
   check(cudaGetLastError(), "the clock probe's launch");
   check(cudaEventRecord(s_->start, s_->stream), "cudaEventRecord(start)");
 }
 
 void stream_timer::stop() {
   check(cudaEventRecord(s_->stop, s_->stream), "cudaEventRecord(stop)");
-  probe_sm0_clock<<<unsigned(s_->sms), 1, 0, s_->stream>>>(s_->probes_dev + 2);
+  probe_sm0_clock<<<unsigned(s_->sms), 1, 0, s_->stream>>>(s_->claims + 1, s_->probes_dev + 2);
   check(cudaGetLastError(), "the clock probe's launch");
 }
 

@@ -31,6 +31,7 @@ class stream_timer {
   void stop();     // queue the stop event and the second clock probe
   void release();  // let the blocking kernel end (after hold(), before finish())
   stream_sample finish();  // waits for the stream
+  void abandon() noexcept;  // a sample given up half-way (an exception): releases and waits
   double peak_sm_clock_hz() const;  // the device's peak SM clock (cudaDevAttrClockRate)
 
   // The shortest sample whose clock is estimated: the global timer's granularity (about 1 us on

@@ -5,9 +5,11 @@
 #include "measure/stats.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <new>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 namespace kcnn::bench {
@@ -146,7 +148,15 @@ class case_measurement {
     for (const auto& x : samples_) spread.add(x.seconds());
     while (true) {
       const timing_sample x = sample(launches_);
-      if (env_.ranks.agree_max(discarded(x) ? 1 : 0, "the clock of a sample of " + what_) == 0) {
+      if (x.throttled) ++throttled_;
+      const bool drop = env_.ranks.agree_max(x.throttled && !throttle_kept_ ? 1 : 0,
+                                             "the clock of a sample of " + what_) == 1;
+      if (drop) {
+        // As nvbench: a moment for the clock to recover; once as many samples as the minimum
+        // repetitions were dropped, the clock is taken to stay low and samples are kept.
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        throttle_kept_ = ++dropped_ >= std::max(p.min_reps, 3);
+      } else {
         samples_.push_back(x);
         spread.add(x.seconds());
       }
@@ -229,11 +239,14 @@ class case_measurement {
     if (slow_ && samples_.size() < std::size_t(env_.policy.min_reps))
       row_.note = join_notes(row_.note, "slow case: " + std::to_string(samples_.size()) + " repetitions (--slow-reps)");
     if (hold_timed_out_)
-      row_.note = join_notes(row_.note, "device timer: the case waits for the host inside its run (the blocking kernel "
-                                        "timed out): its launches were not held, the GPU time includes launch gaps");
+      row_.note = join_notes(row_.note, "device timer: the blocking kernel timed out (the run waits on the host for "
+                                        "the device inside: a fence, a synchronous call, or Kokkos' constant-memory "
+                                        "launch of a large functor waiting for the one before): samples not held, "
+                                        "the GPU time includes launch gaps");
     if (throttled_ > 0)
-      row_.note = join_notes(row_.note, std::to_string(throttled_) + " samples discarded: SM clock below the throttle "
-                                        "threshold" + (throttle_kept_ ? " (then kept: the clock stayed low)" : ""));
+      row_.note = join_notes(row_.note, std::to_string(throttled_) + " samples at an SM clock below the throttle "
+                                        "threshold, " + std::to_string(dropped_) + " of them discarded" +
+                                        (throttle_kept_ ? " (then kept: the clock stayed low)" : ""));
     const sample_stats& spread = row_.timer == "fenced_timer" ? s : summarize(gpu);
     row_.note = join_notes(row_.note, noisy_note(spread, samples_.size(), env_.policy.noisy_spread));
   }
@@ -263,14 +276,6 @@ class case_measurement {
     }
   }
 
-  // A throttled sample is discarded, until as many have been as the minimum repetitions (then
-  // the GPU runs at a lowered clock throughout: the samples are kept and the note says so).
-  bool discarded(const timing_sample& x) {
-    if (!x.throttled) return false;
-    ++throttled_;
-    if (throttled_ > std::max(env_.policy.min_reps, 3)) throttle_kept_ = true;
-    return !throttle_kept_;
-  }
 
   const planned_case& pc_;
   const measurement_env& env_;
@@ -280,7 +285,7 @@ class case_measurement {
   timing_sample validation_;
   bool agreed_on_validation_ = false, validation_sampled_ = false;
   bool hold_ = true, hold_timed_out_ = false, throttle_kept_ = false, slow_ = false;
-  int launches_ = 1, throttled_ = 0;
+  int launches_ = 1, throttled_ = 0, dropped_ = 0;
   std::vector<timing_sample> samples_;
 };
 

@@ -26,25 +26,28 @@ timing_sample sampler::sample(bench_case& c, int launches, rank_agreement& ranks
 
 namespace {
 
-// The host clock around `launches` calls of launch(), between two fences, and what `around`
-// adds inside the clock (a device timer's events): the one place a harness clock starts.
-template <class Around>
-double host_clock_sample(const timed_work& w, const Around& around) {
-  Kokkos::fence();
+// The one place a harness clock starts: (a fence,) at_start(), before_clock() (a device timer's
+// hold and start event, outside the clock), the clock, `launches` calls of launch(),
+// after_launches() (the stop event and the wait for it), (a fence,) the clock read.
+template <class Before, class After>
+double host_clock_sample(const timed_work& w, const Before& before_clock, const After& after_launches) {
+  if (w.fenced) Kokkos::fence();
   if (w.at_start) w.at_start();
+  before_clock();
   Kokkos::Timer t;
-  around([&] {
-    for (int i = 0; i < w.launches; ++i) w.launch();
-  });
-  Kokkos::fence();
+  for (int i = 0; i < w.launches; ++i) w.launch();
+  after_launches();
+  if (w.fenced) Kokkos::fence();
   return t.seconds() / std::max(1, w.launches);
 }
+
+void nothing() {}
 
 }  // namespace
 
 timing_sample fenced_timer::take(const timed_work& w) const {
   timing_sample s;
-  s.host_s = host_clock_sample(w, [](const auto& launches) { launches(); });
+  s.host_s = host_clock_sample(w, nothing, nothing);
   return s;
 }
 
@@ -52,10 +55,10 @@ timing_sample fenced_timer::take(const timed_work& w) const {
 namespace {
 
 // Device events on the default execution space's stream (every kcnn kernel and every peer runs
-// on it) beside the host clock. A one-launch sample of device work is held behind the blocking
-// kernel until it is queued (nvbench's cold measurement); a batched sample is the events around
-// the back-to-back launches (nvbench's batch measurement); synchronising work gets events
-// without a hold; host-clock work the host clock alone.
+// on it) beside the host clock. A sample of device work is held behind the blocking kernel until
+// all its launches are queued (nvbench's cold measurement for one launch; its batch measurement,
+// held, for several); synchronising work gets events without a hold; host-clock work and unfenced
+// work the host clock alone.
 class gpu_event_timer final : public sampler {
  public:
   explicit gpu_event_timer(const device_timer_settings& s)
@@ -66,19 +69,31 @@ class gpu_event_timer final : public sampler {
   bool times_device() const override { return true; }
   timing_sample take(const timed_work& w) const override {
     timing_sample s;
-    if (w.kind == work_kind::host_clock) {
-      s.host_s = host_clock_sample(w, [](const auto& launches) { launches(); });
+    if (w.kind == work_kind::host_clock || !w.fenced) {
+      s.host_s = host_clock_sample(w, nothing, nothing);
       return s;
     }
-    const bool hold = w.kind == work_kind::device && w.launches == 1;
+    const bool hold = w.kind == work_kind::device && w.launches <= settings_.max_held_launches;
     gpu_events::stream_sample g;
-    s.host_s = host_clock_sample(w, [&](const auto& launches) {
-      if (hold) timer_->hold();
-      timer_->start();
-      launches();
-      timer_->stop();
-      g = timer_->finish();  // releases the hold first
-    });
+    // A launch that throws leaves no blocking kernel spinning.
+    struct abandon_on_throw {
+      gpu_events::stream_timer& t;
+      bool done = false;
+      ~abandon_on_throw() {
+        if (!done) t.abandon();
+      }
+    } guard{*timer_};
+    s.host_s = host_clock_sample(
+        w,
+        [&] {
+          if (hold) timer_->hold();
+          timer_->start();
+        },
+        [&] {
+          timer_->stop();
+          g = timer_->finish();  // releases the hold first
+        });
+    guard.done = true;
     s.held = hold;
     s.hold_timed_out = g.hold_timed_out;
     s.gpu_s = g.gpu_s / std::max(1, w.launches);
@@ -89,7 +104,8 @@ class gpu_event_timer final : public sampler {
   std::string context_json() const override {
     std::ostringstream o;
     o << "{\"device_timer\": \"cudaEvent pair on the default execution space's stream\", \"hold_timeout_s\": "
-      << settings_.hold_timeout_s << ", \"throttle_fraction\": " << settings_.throttle_fraction
+      << settings_.hold_timeout_s << ", \"max_held_launches\": " << settings_.max_held_launches
+      << ", \"throttle_fraction\": " << settings_.throttle_fraction
       << ", \"peak_sm_clock_mhz\": " << timer_->peak_sm_clock_hz() / 1e6
       << ", \"min_clock_interval_us\": " << gpu_events::stream_timer::min_clock_interval_s * 1e6 << "}";
     return o.str();

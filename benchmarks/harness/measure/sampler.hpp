@@ -43,11 +43,14 @@ struct timed_work {
   // For a device model: the case these launches belong to (nullptr: none) and its FLOPs.
   const bench_case* subject = nullptr;
   double flops = 0;
+  // False: no fence before or after the launches (work that waits where it must itself: a
+  // swapped forward pass's step, whose copies overlap the next step). The host clock alone.
+  bool fenced = true;
 };
 
 // One sample, in seconds per launch.
 struct timing_sample {
-  double host_s = 0;        // host clock from before the launches to after the closing fence
+  double host_s = 0;        // host clock from the first launch to after the closing fence
   double gpu_s = -1;        // between device events around the launches (< 0: no device timer)
   double sm_clock_hz = -1;  // the SM clock over the sample, estimated (< 0: not estimated)
   bool throttled = false;   // sm_clock_hz below the sampler's throttle threshold
@@ -95,10 +98,14 @@ class fenced_timer final : public sampler {
 
 // How the device timer of CUDA builds holds and checks samples (its defaults documented here).
 struct device_timer_settings {
-  // A one-launch sample of device work waits behind a blocking kernel until every launch is
-  // queued; the kernel ends by itself after this long (a case that waits for the host inside its
-  // run would otherwise never start): such a sample is discarded and the case is not held again.
-  double hold_timeout_s = 0.1;
+  // A sample of device work (up to max_held_launches launches) waits behind a blocking kernel
+  // until it is queued; the kernel ends by itself after this long (a case that waits for the host
+  // inside its run would otherwise never start): such a sample is discarded and the case is not
+  // held again.
+  double hold_timeout_s = 0.02;
+  // The most launches a held sample queues: a launch queue of about a thousand entries must take
+  // them all (a case of several kernels per run included) before the hold is released.
+  int max_held_launches = 128;
   // A sample whose estimated SM clock is below this fraction of the device's peak clock is
   // throttled: the measurement discards it and counts it in the row (nvbench's 0.75).
   double throttle_fraction = 0.75;

@@ -31,7 +31,9 @@ void print_ceilings(std::ostream& os, const ceilings& c, const blas_info& blas) 
 int run_ceilings_mode(int argc, char** argv, const options& opt) {
   const run_context ctx = make_context(argc, argv, "ceilings");
   results_writer writer(opt.out, ctx);
-  const std::unique_ptr<sampler> timer = make_timing_sampler(opt.host_timer);
+  device_timer_settings timer_settings;
+  timer_settings.hold_timeout_s = opt.hold_timeout_ms * 1e-3;
+  const std::unique_ptr<sampler> timer = make_timing_sampler(opt.host_timer, timer_settings);
   const ceilings c = measure_ceilings(ctx.device.l2_or_llc_bytes, *timer);
   print_ceilings(std::cout, c, ctx.blas);
   auto row = [&](const std::string& variant, double seconds, double bytes, double flops, const std::string& note) {

@@ -30,7 +30,7 @@ namespace kcnn::bench {
 
 namespace {
 
-timing_policy timing_policy_from(const options& o, double overhead_s) {
+timing_policy timing_policy_from(const options& o, double overhead_s, const sampler& timer) {
   timing_policy p;
   p.warmup = o.warmup;
   p.min_reps = o.min_reps;
@@ -41,6 +41,8 @@ timing_policy timing_policy_from(const options& o, double overhead_s) {
   p.quick = o.quick;
   p.overhead_s = overhead_s;
   p.profile = o.profile;
+  // A device timer holds a batch only up to its queue-safe size: batches no larger.
+  if (timer.times_device()) p.max_launches = std::min(p.max_launches, device_timer_settings{}.max_held_launches);
   p.profile_only = o.profile_only;
   p.slow_reps = o.slow_reps;
   p.slow_s = o.slow_ms * 1e-3;
@@ -151,7 +153,7 @@ class benchmark_run {
   benchmark_run(const options& o, std::vector<planned_case> cases, std::function<void(const result_row&)> sink,
                 const run_context& ctx, const run_calibration& cal, const case_settings& settings, mpi_job& job,
                 std::size_t cases_in_all, const sampler& timer)
-      : opt_(o), policy_(timing_policy_from(o, cal.overhead_s)), sampler_(timer),
+      : opt_(o), policy_(timing_policy_from(o, cal.overhead_s, timer)), sampler_(timer),
         cases_(std::move(cases)), sink_(std::move(sink)),
         ctx_(ctx), ceil_(cal.ceil), launch_costs_(cal.launch_costs_s), settings_(settings), job_(job),
         cases_in_all_(cases_in_all) {
@@ -341,7 +343,7 @@ std::string joined_suite_name(const options& opt, const std::vector<suite>& suit
 }
 
 json timing_json(const options& opt, const run_calibration& cal, const sampler& timer) {
-  const timing_policy p = timing_policy_from(opt, cal.overhead_s);
+  const timing_policy p = timing_policy_from(opt, cal.overhead_s, timer);
   json timing = json::object();
   timing.set("sampler", timer.name())
       .set("warmup", p.warmup)
