@@ -277,18 +277,27 @@ TEST(Mpi, WithoutMpiTheJobIsOneRankAndCollectivesAreTheIdentity) {
   EXPECT_EQ(job.first_ranks(1)->agree_min(3, "t"), 3);
 }
 
-TEST(Measure, DeviceTimesAreTheRowsRateAndHostTimesStayBeside) {
+namespace {
+// relu's `variant` on the small layer, measured by `timer` with exactly `reps` repetitions and no
+// warm-up.
+result_row measure_relu(const std::string& variant, int reps, const sampler& timer) {
   timing_policy p;
-  p.min_reps = p.max_reps = 6;
+  p.min_reps = p.max_reps = reps;
   p.warmup = 0;
   const case_settings settings;
   const layer_spec l = relu_spec();
-  const variant_info& v = relu_variant("naive");
+  const variant_info& v = relu_variant(variant);
   const planned_case pc{&v, l, case_key(v, l)};
-  const scripted_device_sampler dev;
   local_agreement alone;
   result_row row = case_row(pc, "t", false);
-  measure_case(pc, {settings, p, 42, nullptr, dev, alone}, row);
+  measure_case(pc, {settings, p, 42, nullptr, timer, alone}, row);
+  return row;
+}
+}  // namespace
+
+TEST(Measure, DeviceTimesAreTheRowsRateAndHostTimesStayBeside) {
+  const scripted_device_sampler dev;
+  const result_row row = measure_relu("naive", 6, dev);
   ASSERT_EQ(row.status, case_status::ok) << row.note;
   EXPECT_EQ(row.timer, "scripted_events");
   EXPECT_DOUBLE_EQ(row.time_ms_median, 10.0);  // the host clock's figure
@@ -306,8 +315,7 @@ TEST(Measure, DeviceTimesAreTheRowsRateAndHostTimesStayBeside) {
   EXPECT_DOUBLE_EQ(std::stod(f[column_index("gpu_time_ms_median")]), 2.0);
   // The fenced timer's rows have no device figures and say which timer they are.
   const fenced_timer host;
-  result_row hr = case_row(pc, "t", false);
-  measure_case(pc, {settings, p, 42, nullptr, host, alone}, hr);
+  const result_row hr = measure_relu("naive", 6, host);
   ASSERT_EQ(hr.status, case_status::ok) << hr.note;
   EXPECT_EQ(hr.timer, "fenced_timer");
   EXPECT_LT(hr.gpu_time_ms_median, 0);
@@ -316,21 +324,12 @@ TEST(Measure, DeviceTimesAreTheRowsRateAndHostTimesStayBeside) {
 }
 
 TEST(Measure, ThrottledSamplesAreDiscardedAndCounted) {
-  timing_policy p;
-  p.min_reps = p.max_reps = 4;
-  p.warmup = 0;
-  const case_settings settings;
-  const layer_spec l = relu_spec();
-  const variant_info& v = relu_variant("in_place");  // one launch per sample
-  const planned_case pc{&v, l, case_key(v, l)};
-  local_agreement alone;
   // Samples 0 (validation) and 1 (launch choice) are clean; from sample 2 on every sample is
   // throttled: after as many discards as the minimum repetitions they are kept, and the note
   // says the clock stayed low.
   scripted_device_sampler dev;
   dev.throttled_from = 2;
-  result_row row = case_row(pc, "t", false);
-  measure_case(pc, {settings, p, 42, nullptr, dev, alone}, row);
+  const result_row row = measure_relu("in_place", 4, dev);  // one launch per sample
   ASSERT_EQ(row.status, case_status::ok) << row.note;
   EXPECT_EQ(row.reps, 4);
   EXPECT_EQ(row.throttled_samples, 4 + 4) << "min_reps discarded, then 4 kept, all counted";
@@ -338,18 +337,9 @@ TEST(Measure, ThrottledSamplesAreDiscardedAndCounted) {
 }
 
 TEST(Measure, AHoldThatTimesOutIsSampledAgainUnheld) {
-  timing_policy p;
-  p.min_reps = p.max_reps = 3;
-  p.warmup = 0;
-  const case_settings settings;
-  const layer_spec l = relu_spec();
-  const variant_info& v = relu_variant("in_place");
-  const planned_case pc{&v, l, case_key(v, l)};
-  local_agreement alone;
   scripted_device_sampler dev;
   dev.first_hold_times_out = true;
-  result_row row = case_row(pc, "t", false);
-  measure_case(pc, {settings, p, 42, nullptr, dev, alone}, row);
+  const result_row row = measure_relu("in_place", 3, dev);
   ASSERT_EQ(row.status, case_status::ok) << row.note;
   EXPECT_EQ(dev.held, 1) << "one held sample, which timed out";
   EXPECT_EQ(dev.unheld, 1 + 1 + 3) << "validation, the launch choice again, 3 samples";

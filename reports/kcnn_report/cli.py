@@ -62,8 +62,10 @@ def write_report(rows, contexts, ceilings, counters, folder, title, networks=Non
     cases = sections.layer_cases(rows)
     devs = sections.devices(rows)
     page.para(f"{len(rows)} rows from {rows['source'].nunique()} file(s), {rows['run_id'].nunique()} run(s), "
-              f"{len(devs)} device(s). Times are medians of fenced repetitions; rates use each variant's "
-              "declared minimal bytes and FLOPs; roofline_pct uses the ceilings measured in the same run.")
+              f"{len(devs)} device(s). Times are medians of the repetitions: the device timer's (CUDA events) "
+              f"in {int((rows['timer'] == 'cuda_events').sum())} row(s), the host clock's between two fences in "
+              "the others; rates use each variant's declared minimal bytes and FLOPs; roofline_pct uses the "
+              "ceilings measured in the same run.")
 
     page.heading("1. Run overview")
     fails = sections.failures(rows)
