@@ -7,7 +7,7 @@
 //
 // Samplers: fenced_timer (host clock between two fences: every backend), and on CUDA builds
 // gpu_event_timer (device events on the execution space's stream, beside the host clock; a
-// one-launch sample queued behind a blocking kernel, the SM clock estimated per sample).
+// sample of device work queued behind a blocking kernel, the SM clock estimated per sample).
 #include "cases/registry.hpp"
 #include "measure/rank_agreement.hpp"
 #include "results/results.hpp"
