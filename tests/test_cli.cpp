@@ -348,6 +348,11 @@ TEST(Cli, KeyPatternsSelectCasesAndBadOnesNameWhere) {
     std::ofstream bad(dir / "bad.txt");
     bad << "^relu/\n# fine\n^conv2d/(nchw\n";
   }
+  // A pattern that selects nothing (a typo, or another build's case) is named, with where it is.
+  const auto typo = run(KCNN_BENCH_EXE, "--list --key '^relu/nchw/global/coalesced/naive/' --key '^rleu/'");
+  EXPECT_FALSE(lines(typo.out).empty());
+  EXPECT_NE(typo.err.find("# selects no case of this build: --key: '^rleu/'"), std::string::npos) << typo.err;
+  EXPECT_EQ(typo.err.find("'^relu/nchw/global/coalesced/naive/'"), std::string::npos) << typo.err;
   const auto bad = run(KCNN_BENCH_EXE, "--list --key-file " + (dir / "bad.txt").string());
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find((dir / "bad.txt").string() + ":3: '^conv2d/(nchw' is not a regular expression"), std::string::npos)

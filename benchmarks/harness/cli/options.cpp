@@ -151,7 +151,8 @@ layers of a suite: validate against the host reference, then time. Writes
                        --profile, and time nothing (no ceilings, no calibration, no samples):
                        what an `ncu --profile-from-start off` run needs, and nothing else
   --key REGEX          only cases whose key contains a match of REGEX (ECMAScript; ^...$ for a
-                       whole key); repeatable: a case matching any is selected
+                       whole key); repeatable: a case matching any is selected; a pattern that
+                       selects no case of this build is named on stderr
   --key-file FILE      the same, one REGEX per line of FILE (# comments and blank lines skipped;
                        e.g. suites/ncu_cases.txt, the session's Nsight Compute list)
   --fill               size each layer's batch to the device: the smallest batch at which its

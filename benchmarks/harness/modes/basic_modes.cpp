@@ -12,6 +12,7 @@ int list_cases(const selection& sel) {
   for (const auto& [what, why] : registry::instance().unavailable())
     std::cerr << "# not on this build: " << what << ": " << why << "\n";
   for (const auto& s : sel.not_applicable) std::cerr << "# not applicable: " << s << "\n";
+  for (const auto& k : sel.unmatched_keys) std::cerr << "# selects no case of this build: " << k << "\n";
   return 0;
 }
 

@@ -157,6 +157,8 @@ int run(int argc, char** argv) {
   if (opt.list) return list_cases(sel);
   if (!sel.not_applicable.empty())
     std::cerr << "kcnn-bench: " << sel.not_applicable.size() << " selected case(s) not applicable here (--list says why)\n";
+  for (const auto& k : sel.unmatched_keys)
+    std::cerr << "kcnn-bench: warning: key pattern " << k << " selects no case of this build\n";
   if (!opt.resume.empty()) {
     if (!resume_from_file(opt, job, sel.cases)) return 2;
     if (sel.cases.empty()) {

@@ -3,6 +3,7 @@
 #include "results/results.hpp"
 
 #include <algorithm>
+#include <regex>
 #include <set>
 
 namespace kcnn::bench {
@@ -26,6 +27,7 @@ selection select_cases(const options& opt, const std::vector<suite>& suites) {
   const std::vector<layout_axis> quick_layouts =
       opt.layouts.empty() && !opt.network ? std::vector<layout_axis>{layout_axis::nchw} : opt.layouts;
   selection sel;
+  std::vector<bool> key_used(opt.keys.size(), false);
   for (const auto& su : suites)
     for (const auto& spec : su.layers) {
       const bool smoke = baseline_only && su.kind == suite_kind::network;
@@ -36,11 +38,15 @@ selection select_cases(const options& opt, const std::vector<suite>& suites) {
           continue;
         const std::string key = case_key(v, spec);
         if (!key_selected(opt.keys, key)) continue;
+        for (std::size_t i = 0; i < opt.keys.size(); ++i)
+          key_used[i] = key_used[i] || std::regex_search(key, opt.keys[i].re);
         const std::string why = v.unsupported ? v.unsupported(spec) : std::string();
         if (!why.empty()) sel.not_applicable.push_back(key + ": " + why);
         else sel.cases.push_back({&v, spec, key});
       }
     }
+  for (std::size_t i = 0; i < opt.keys.size(); ++i)
+    if (!key_used[i]) sel.unmatched_keys.push_back(opt.keys[i].where + ": '" + opt.keys[i].text + "'");
   return sel;
 }
 

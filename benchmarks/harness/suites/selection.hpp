@@ -12,6 +12,9 @@ namespace kcnn::bench {
 struct selection {
   std::vector<planned_case> cases;
   std::vector<std::string> not_applicable;  // "key: why"
+  // The --key / --key-file patterns no case of this build matched ("where: 'pattern'"): a typo, or
+  // a case of another build (a CUDA-only space or peer on a host).
+  std::vector<std::string> unmatched_keys;
 };
 
 // Every registered variant of every layer that passes the filters (axes, variants, keys). --quick on a network suite
