@@ -187,13 +187,6 @@ Exit status: 0 all cases ok; 1 a case failed validation or errored; 2 usage or i
 )";
 }
 
-bool key_selected(const std::vector<key_pattern>& keys, const std::string& key) {
-  if (keys.empty()) return true;
-  for (const auto& k : keys)
-    if (std::regex_search(key, k.re)) return true;
-  return false;
-}
-
 std::vector<key_pattern> read_key_file(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw usage_error("--key-file: cannot read " + path);

@@ -84,9 +84,6 @@ bool have_mpi();
 options parse_options(int argc, char** argv);
 std::string usage_text();
 
-// True when `key` matches one of the patterns (an empty list matches everything).
-bool key_selected(const std::vector<key_pattern>& keys, const std::string& key);
-
 // The patterns of a --key-file: one regex per line; blank lines and lines starting with # are
 // skipped. Throws usage_error naming the file and line (unreadable file, bad regex).
 std::vector<key_pattern> read_key_file(const std::string& path);

@@ -12,7 +12,6 @@ class budget_clock {
   using clock = std::chrono::steady_clock;
   budget_clock() : start_(clock::now()) {}
   double seconds() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
-  static clock::time_point now() { return clock::now(); }
 
  private:
   clock::time_point start_;

@@ -4,8 +4,8 @@
 // their own (gpu_events.cu) that nvcc compiles wherever it is installed, so host builds
 // compile-check it. No CUDA type crosses this header.
 //
-// One sample: hold() (optional), start(), the launches, stop(), release() (after hold()),
-// finish(). As nvbench's cold measurement: the blocking kernel keeps the stream from running the
+// One sample: hold() (optional), start(), the launches, stop(), finish() (which releases the
+// hold). As nvbench's cold measurement: the blocking kernel keeps the stream from running the
 // launches until all of them and both events are queued, so the events time the kernels and not
 // the host's launch rate; it ends by itself after its timeout, which finish() reports.
 #include <memory>
@@ -29,8 +29,7 @@ class stream_timer {
   void hold();     // queue the blocking kernel
   void start();    // queue the first clock probe and the start event
   void stop();     // queue the stop event and the second clock probe
-  void release();  // let the blocking kernel end (after hold(), before finish())
-  stream_sample finish();  // waits for the stream
+  stream_sample finish();  // releases the hold, waits for the stream
   void abandon() noexcept;  // a sample given up half-way (an exception): releases and waits
   double peak_sm_clock_hz() const;  // the device's peak SM clock (cudaDevAttrClockRate)
 

@@ -213,13 +213,13 @@ class case_measurement {
       if (x.gpu_s >= 0) gpu.push_back(x.gpu_s);
     }
     const sample_stats s = summarize(host);
-    row_.timer = "fenced_timer";
-    if (!gpu.empty() && gpu.size() == host.size()) {
-      const sample_stats g = summarize(gpu);
-      row_.timer = env_.sampler.name();
-      row_.gpu_time_ms_median = g.median * 1e3;
-      row_.gpu_time_ms_min = g.min * 1e3;
-      row_.gpu_time_ms_max = g.max * 1e3;
+    const bool device = !gpu.empty() && gpu.size() == host.size();
+    const sample_stats rate = device ? summarize(gpu) : s;  // the figures the rates are of
+    row_.timer = device ? env_.sampler.name() : "fenced_timer";
+    if (device) {
+      row_.gpu_time_ms_median = rate.median * 1e3;
+      row_.gpu_time_ms_min = rate.min * 1e3;
+      row_.gpu_time_ms_max = rate.max * 1e3;
     }
     row_.throttled_samples = throttled_;
     row_.reps = int(samples_.size());
@@ -247,8 +247,7 @@ class case_measurement {
       row_.note = join_notes(row_.note, std::to_string(throttled_) + " samples at an SM clock below the throttle "
                                         "threshold, " + std::to_string(dropped_) + " of them discarded" +
                                         (throttle_kept_ ? " (then kept: the clock stayed low)" : ""));
-    const sample_stats& spread = row_.timer == "fenced_timer" ? s : summarize(gpu);
-    row_.note = join_notes(row_.note, noisy_note(spread, samples_.size(), env_.policy.noisy_spread));
+    row_.note = join_notes(row_.note, noisy_note(rate, samples_.size(), env_.policy.noisy_spread));
   }
 
   // A case too big for the device is skipped (the run goes on); anything else is an error. The
@@ -275,7 +274,6 @@ class case_measurement {
       hold_timed_out_ = true;
     }
   }
-
 
   const planned_case& pc_;
   const measurement_env& env_;

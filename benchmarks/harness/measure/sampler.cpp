@@ -67,6 +67,7 @@ class gpu_event_timer final : public sampler {
                                                           s.hold_timeout_s)) {}
   const char* name() const override { return "cuda_events"; }
   bool times_device() const override { return true; }
+  int max_launches() const override { return settings_.max_held_launches; }
   timing_sample take(const timed_work& w) const override {
     timing_sample s;
     if (w.kind == work_kind::host_clock || !w.fenced) {

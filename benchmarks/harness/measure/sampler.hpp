@@ -69,6 +69,8 @@ class sampler {
   virtual timing_sample take(const timed_work& w) const = 0;
   // True when take() gives device times (gpu_s) for device work.
   virtual bool times_device() const { return false; }
+  // The most launches one sample should hold (0: no limit): a device timer's queue-safe batch.
+  virtual int max_launches() const { return 0; }
   // A device model (the gpu-model build) models instead of timing: take() runs the work once,
   // traced, and returns the modelled seconds; the case's figures come from last_model().
   virtual bool models() const { return false; }

@@ -42,7 +42,7 @@ timing_policy timing_policy_from(const options& o, double overhead_s, const samp
   p.overhead_s = overhead_s;
   p.profile = o.profile;
   // A device timer holds a batch only up to its queue-safe size: batches no larger.
-  if (timer.times_device()) p.max_launches = std::min(p.max_launches, device_timer_settings{}.max_held_launches);
+  if (timer.max_launches() > 0) p.max_launches = std::min(p.max_launches, timer.max_launches());
   p.profile_only = o.profile_only;
   p.slow_reps = o.slow_reps;
   p.slow_s = o.slow_ms * 1e-3;

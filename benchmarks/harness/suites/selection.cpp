@@ -37,9 +37,12 @@ selection select_cases(const options& opt, const std::vector<suite>& suites) {
             !matches(opt.spaces, v.space) || !matches(opt.patterns, v.pattern) || !matches(opt.variants, v.variant))
           continue;
         const std::string key = case_key(v, spec);
-        if (!key_selected(opt.keys, key)) continue;
-        for (std::size_t i = 0; i < opt.keys.size(); ++i)
-          key_used[i] = key_used[i] || std::regex_search(key, opt.keys[i].re);
+        if (!opt.keys.empty()) {  // a case any pattern matches; each pattern's use noted
+          bool selected = false;
+          for (std::size_t i = 0; i < opt.keys.size(); ++i)
+            if (std::regex_search(key, opt.keys[i].re)) selected = key_used[i] = true;
+          if (!selected) continue;
+        }
         const std::string why = v.unsupported ? v.unsupported(spec) : std::string();
         if (!why.empty()) sel.not_applicable.push_back(key + ": " + why);
         else sel.cases.push_back({&v, spec, key});
