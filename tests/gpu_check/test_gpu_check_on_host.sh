@@ -10,8 +10,9 @@ mkdir -p "$work/bin" "$work/out"
 fail() { echo "FAIL: $*"; exit 1; }
 
 # The stand-in: runs the target, then writes an ncu --csv log with one kernel per case the target
-# profiled (the keys of the rows it wrote under its --out), as `ncu --print-nvtx-rename kernel`
-# names them.
+# profiled (the keys of the rows it wrote under its --out), as Nsight Compute 2025.3 writes them
+# with --nvtx --print-nvtx-rename kernel: the range in its own column, the kernel named
+# "<range>/<kernel's own name>".
 cat >"$work/bin/ncu" <<'NCU'
 #!/bin/sh
 log='' clock=''
@@ -31,12 +32,13 @@ dest=''
 prev=''
 for a in "$@"; do [ "$prev" = --out ] && dest=$a; prev=$a; done
 {
-  echo '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"'
+  echo '"ID","Process ID","Process Name","Host Name","thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg","Kernel Name","Metric Name","Metric Unit","Metric Value"'
   find "$dest" -name '*.csv' | while read -r f; do
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "key") k = i; next } { print $k }' "$f"
-  done | awk '{ printf "\"%d\",\"%s\",\"dram__bytes_read.sum\",\"byte\",\"4096\"\n", NR, $0
-               printf "\"%d\",\"%s\",\"gpu__time_duration.sum\",\"nsecond\",\"2,000\"\n", NR, $0
-               printf "\"%d\",\"%s\",\"launch__registers_per_thread\",\"register/thread\",\"32\"\n", NR, $0 }'
+  done | awk '{ r = sprintf("\"%d\",\"1\",\"kcnn-bench\",\"h\",\"1  \"\"<default domain>:%s:none:none:none:none:none:none\"\" \",\"%s/void kernel(T1)\"", NR, $0, $0)
+               printf "%s,\"dram__bytes_read.sum\",\"byte\",\"4096\"\n", r
+               printf "%s,\"gpu__time_duration.sum\",\"nsecond\",\"2,000\"\n", r
+               printf "%s,\"launch__registers_per_thread\",\"register/thread\",\"32\"\n", r }'
 } >"$log"
 exit $rc
 NCU

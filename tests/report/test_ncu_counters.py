@@ -90,3 +90,42 @@ def test_registers_are_the_largest_and_occupancy_the_time_weighted_mean(tmp_path
     assert rows[RELU]["registers_per_thread"] == ""  # not profiled: empty, not 0
     c = load_counters(str(out))
     assert float(c.loc[c["key"] == CONV, "registers_per_thread"].iloc[0]) == 168
+
+
+# Nsight Compute 2025.3 (the H200 check of 2026-11-28): the NVTX range in its own column, the
+# renamed kernel "<range>/<kernel's own name>". Rows as that log has them, kernel names shortened.
+NVTX_HEAD = '"ID","Process ID","Process Name","Host Name",' \
+            '"thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",' \
+            '"Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg","Kernel Name","Context",' \
+            '"Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+SOFTMAX = "softmax/nchw/global/coalesced/multi_kernel/ncu.softmax_channels/n32"
+CUDNN = "conv2d/nchw/global/library/cudnn/ncu.conv3_1/n16/fp32"
+
+
+def nvtx_row(kid, key, kernel, metric, unit, value):
+    return f'"{kid}","662","kcnn-bench","127.0.0.1","662  ""<default domain>:{key}:none:none:none:none:none:none"" ",' \
+           f'"","{key}/{kernel}","1","13","(1, 128, 1)","(100352, 1, 1)","0","9.0","Command line profiler metrics",' \
+           f'"{metric}","{unit}","{value}"'
+
+
+def test_the_case_key_comes_from_the_nvtx_range_column(tmp_path):
+    functor = "void Kokkos::Impl::cuda_parallel_launch_local_memory<Kokkos::Impl::ParallelFor<" \
+              "kcnn::detail::transform_naive_functor<...>, Kokkos::RangePolicy<Kokkos::Cuda>, Kokkos::Cuda>>(T1)"
+    src = tmp_path / "ncu.csv"
+    src.write_text("==PROF== Connected to process 662 (/work/main/.carry/kcnn-bench)\n" + "\n".join([
+        NVTX_HEAD,
+        nvtx_row(53, SOFTMAX, functor, "dram__bytes_read.sum", "byte", "26,937,856"),
+        nvtx_row(53, SOFTMAX, functor, "gpu__time_duration.sum", "nsecond", "22,026,400"),
+        nvtx_row(54, SOFTMAX, "void kcnn::detail::softmax_max<...>(T1)", "dram__bytes_read.sum", "byte", "1,000"),
+        nvtx_row(54, SOFTMAX, "void kcnn::detail::softmax_max<...>(T1)", "gpu__time_duration.sum", "nsecond", "4,000"),
+        nvtx_row(3, CUDNN, "sm80_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nchwkcrs_nchw_tilesize256x64x8",
+                 "dram__bytes_write.sum", "byte", "1,605,632"),
+    ]) + "\n==PROF== Disconnected from process 662\n")
+    r = subprocess.run([sys.executable, SCRIPT, str(src)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = {x["key"]: x for x in csv.DictReader((tmp_path / "ncu-counters.csv").open())}
+    assert set(rows) == {SOFTMAX, CUDNN}  # the key, not "<key>/<kernel>": one row per case
+    assert rows[SOFTMAX]["kernels"] == "2"
+    assert float(rows[SOFTMAX]["dram_bytes"]) == 26937856 + 1000
+    assert float(rows[SOFTMAX]["gpu_time_us"]) == 22026.4 + 4.0
+    assert float(rows[CUDNN]["dram_bytes"]) == 1605632
