@@ -457,10 +457,12 @@ TEST(Cli, CeilingsAloneWritePlausibleRows) {
     by[f[col(head, "variant")]] = f;
   }
   ASSERT_EQ(by.size(), ceilings);
-  // Any machine this runs on moves more than 0.5 GB/s and computes more than 0.5 GFLOP/s.
-  for (const char* v : {"copy", "copy4", "triad", "cache_copy"}) EXPECT_GT(std::stod(by[v][col(head, "gbps")]), 0.5) << v;
-  if (host) EXPECT_GT(std::stod(by["copy_stream"][col(head, "gbps")]), 0.5);
-  for (const char* v : {"fma", "gemm"}) EXPECT_GT(std::stod(by[v][col(head, "gflops")]), 0.5) << v;
+  // Any machine this runs on moves more than 0.05 GB/s and computes more than 0.05 GFLOP/s, even
+  // with builds beside it on two cores (copy4 measured 0.3 GB/s so): a unit slip (1000x) fails.
+  constexpr double floor = 0.05;
+  for (const char* v : {"copy", "copy4", "triad", "cache_copy"}) EXPECT_GT(std::stod(by[v][col(head, "gbps")]), floor) << v;
+  if (host) EXPECT_GT(std::stod(by["copy_stream"][col(head, "gbps")]), floor);
+  for (const char* v : {"fma", "gemm"}) EXPECT_GT(std::stod(by[v][col(head, "gflops")]), floor) << v;
   // Each ceiling is at (copy, triad or the streamed copy: the best is the roof) or under its own roof.
   double roof_pct = std::max(std::stod(by["copy"][col(head, "roofline_pct")]), std::stod(by["triad"][col(head, "roofline_pct")]));
   if (host) roof_pct = std::max(roof_pct, std::stod(by["copy_stream"][col(head, "roofline_pct")]));

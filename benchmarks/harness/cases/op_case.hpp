@@ -93,6 +93,14 @@ struct descriptor_defaults {
   std::string note() const { return {}; }
 };
 
+// A descriptor that chooses among a library's algorithms by timing them in prepare (a peer at its
+// best) declares `const sampler* run_sampler = nullptr;`: the case sets it to the run's sampler
+// before prepare, so those timings are taken the way every figure of the run is (nullptr: none).
+template <class K, class = void>
+struct times_in_prepare : std::false_type {};
+template <class K>
+struct times_in_prepare<K, std::void_t<decltype(std::declval<K&>().run_sampler)>> : std::true_type {};
+
 // The kcnn library variant a descriptor holds (this->v, prepared once, untimed, by the
 // descriptor's prepare with kcnn::prepare; stateless variants ignore it) and its workspace. A
 // descriptor deriving from this and from descriptor_defaults says `using
@@ -240,6 +248,7 @@ class op_case : public bench_case {
       out_ = make_out("out", K::output(p_));
       poison(out_);
     }
+    if constexpr (times_in_prepare<K>::value) k_.run_sampler = settings_.timer;
     k_.prepare(exec(), p_, ops_, out_);
     Kokkos::fence();
     space_.prepare(buffers());

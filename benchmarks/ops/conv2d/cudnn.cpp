@@ -1,15 +1,17 @@
-// conv2d / {nchw,nhwc} / global / library / cudnn (tuning fp32 or tf32): the vendor peer on CUDA
-// builds, cuDNN's convolution forward with the fastest of the direct and GEMM-based algorithms as
+// conv2d / {nchw,nhwc} / global / library / cudnn (tuning fp32, fp32_any or tf32): the vendor peer
+// on CUDA builds, cuDNN's convolution forward with the fastest algorithm of its family as
 // cudnnFindConvolutionForwardAlgorithmEx measures them on the case's own buffers (once, untimed,
 // in prepare; workspace allocated untimed). The bias is fused (cudnnConvolutionBiasActivationForward
 // with the identity activation) when the chosen algorithm is IMPLICIT_PRECOMP_GEMM, the only one
 // cuDNN allows with the identity activation; otherwise it is added by cudnnAddTensor (both timed,
 // as a framework runs them). The row's note says which.
-// Winograd and FFT algorithms are left out: their fp32 error depends on the shape and can exceed
-// conv2d's 1e-4 tolerance, so a validated row could not be promised. The math type cuDNN reports
-// for the chosen algorithm is set on the descriptor, and the row's note names algorithm and math.
-// fp32: CUDNN_FMA_MATH only (no tensor cores); tf32: tensor-core math allowed, validated with a
-// TF32-sized tolerance. Needs cuDNN (its development package: cudnn.h) at configure.
+// fp32 and tf32 leave the Winograd and FFT algorithms out: their fp32 error depends on the shape
+// and can exceed conv2d's 1e-4 tolerance. fp32_any is cuDNN's fastest fp32 convolution whatever
+// the algorithm, Winograd and FFT included, in FMA math, validated with a tolerance of its own
+// (winograd_fft_tolerance): the figure a framework's autotuner would reach. The math type cuDNN
+// reports for the chosen algorithm is set on the descriptor, and the row's note names algorithm
+// and math. fp32 and fp32_any: CUDNN_FMA_MATH only (no tensor cores); tf32: tensor-core math
+// allowed, validated with a TF32-sized tolerance. Needs cuDNN (its development package: cudnn.h) at configure.
 #include "conv_descriptor.hpp"
 
 #if defined(KCNN_HAVE_CUDNN)
@@ -25,10 +27,15 @@ void check(cudnnStatus_t s, const char* what) {
   if (s != CUDNN_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cudnnGetErrorString(s));
 }
 
-const bench::variant_kind cudnn_kind{"cudnn", "cuDNN convolution forward, the fastest direct or GEMM-based algorithm "
-                                                "by cudnnFindConvolutionForwardAlgorithmEx (no Winograd, no FFT), the bias "
-                                                "fused where cuDNN allows it (CUDA builds)", bench::origin::peer, false,
-                                      "cuDNN"};
+const bench::variant_kind cudnn_kind{"cudnn", "cuDNN convolution forward, the fastest algorithm by "
+                                                "cudnnFindConvolutionForwardAlgorithmEx (direct or GEMM-based; fp32_any: "
+                                                "any, Winograd and FFT included), the bias fused where cuDNN allows it "
+                                                "(CUDA builds)", bench::origin::peer, false, "cuDNN"};
+
+// Winograd's and FFT's fp32 error: the transforms' rounding grows with the tile and the sum's
+// length, an order of magnitude over a direct sum's on the layers kcnn runs; what a row of such an
+// algorithm is held to.
+constexpr double winograd_fft_tolerance = 1e-3;
 
 // The algorithms whose result is a plain (reordered) sum of the products, held to the fp32
 // tolerance like every kcnn variant.
@@ -59,10 +66,14 @@ const char* math_name(cudnnMathType_t m) {
   }
 }
 
-template <bool TF32>
-struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
+// AnyAlgo: every algorithm cuDNN offers (fp32_any); else the direct and GEMM-based ones.
+template <bool TF32, bool AnyAlgo = false>
+struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32, AnyAlgo>, false> {
+  static_assert(!(TF32 && AnyAlgo), "fp32_any is FMA math");
   // TF32 keeps 10 mantissa bits: errors of ~1e-3 relative are its nature, not a bug.
-  static double tolerance(const conv2d_params&) { return TF32 ? 5e-3 : bench::conv2d_tolerance; }
+  static double tolerance(const conv2d_params&) {
+    return TF32 ? 5e-3 : AnyAlgo ? winograd_fft_tolerance : bench::conv2d_tolerance;
+  }
   struct handles {
     cudnnHandle_t h = nullptr;
     cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr;
@@ -123,10 +134,12 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
                                           p.dilation_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), "conv");
     check(cudnnSetConvolutionGroupCount(d->c, p.groups), "groups");
     check(cudnnSetConvolutionMathType(d->c, TF32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "math");
-    // The search's workspace: the most any admissible algorithm asks for (at most 1 GiB).
+    // The search's workspace: the most any admissible algorithm asks for (at most 1 GiB; one that
+    // needs more is reported by the search as failed and left out).
     std::size_t search_bytes = 0;
-    for (const cudnnConvolutionFwdAlgo_t a : {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-                                              CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT}) {
+    for (int i = 0; i < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++i) {
+      const auto a = cudnnConvolutionFwdAlgo_t(i);
+      if (!AnyAlgo && !exact_family(a)) continue;
       std::size_t bytes = 0;
       if (cudnnGetConvolutionForwardWorkspaceSize(d->h, d->x, d->f, d->c, d->y, a, &bytes) == CUDNN_STATUS_SUCCESS)
         search_bytes = std::max(search_bytes, std::min(bytes, std::size_t(1) << 30));
@@ -141,10 +154,12 @@ struct cudnn_conv : bench::conv_descriptor<cudnn_conv<TF32>, false> {
           "find algorithm");
     int pick = -1;  // perf is sorted by measured time
     for (int i = 0; i < found && pick < 0; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && exact_family(perf[i].algo) &&
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && (AnyAlgo || exact_family(perf[i].algo)) &&
           (TF32 || perf[i].mathType == CUDNN_FMA_MATH || perf[i].mathType == CUDNN_DEFAULT_MATH))
         pick = i;
-    if (pick < 0) throw std::runtime_error("cuDNN offers no direct or GEMM-based algorithm for this shape");
+    if (pick < 0)
+      throw std::runtime_error(AnyAlgo ? "cuDNN offers no fp32 algorithm for this shape"
+                                       : "cuDNN offers no direct or GEMM-based algorithm for this shape");
     algo = perf[pick].algo;
     // Run the pair it measured, except that the fp32 tuning never takes DEFAULT_MATH, which lets
     // cuDNN use TF32 on Ampere and later.
@@ -183,6 +198,10 @@ const bench::registrar reg([](bench::registry& r) {
   using namespace kcnn::layout;
   bench::register_variant<cudnn_conv<false>, nchw, nhwc>(
       r, {"conv2d", bench::space_axis::global, bench::pattern_axis::library, &cudnn_kind, {"fp32", "CUDNN_FMA_MATH: no tensor cores"}});
+  bench::register_variant<cudnn_conv<false, true>, nchw, nhwc>(
+      r, {"conv2d", bench::space_axis::global, bench::pattern_axis::library, &cudnn_kind,
+          {"fp32_any", "CUDNN_FMA_MATH, the fastest of every algorithm (Winograd and FFT included; the note names "
+                       "it), validated with a tolerance of 1e-3"}});
   bench::register_variant<cudnn_conv<true>, nchw, nhwc>(
       r, {"conv2d", bench::space_axis::global, bench::pattern_axis::library, &cudnn_kind,
           {"tf32", "tensor-core TF32 math allowed, validated with a TF32-sized tolerance"}});

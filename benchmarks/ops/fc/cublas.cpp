@@ -1,8 +1,10 @@
 // fc / {nchw,nhwc} / global / library / cublas (tuning fp32 or tf32): the vendor peer on CUDA
 // builds, one cuBLASLt matmul (out = in x W^T over the flattened c h w, which nchw and nhwc
 // flatten the same way for input and weights) with the bias added by its epilogue
-// (CUBLASLT_EPILOGUE_BIAS: no second pass over the output), the algorithm cuBLASLt's heuristic
-// ranks first for the shape, chosen once, untimed. fp32: CUBLAS_COMPUTE_32F (no TF32); tf32:
+// (CUBLASLT_EPILOGUE_BIAS: no second pass over the output). The algorithm: the fastest of the
+// heuristic's first `candidates` answers for the shape, each timed in prepare by the run's sampler
+// on the case's own operands (cuBLASLt's documented way to go past the heuristic's first guess;
+// without a sampler, the first answer). fp32: CUBLAS_COMPUTE_32F (no TF32); tf32:
 // CUBLAS_COMPUTE_32F_FAST_TF32, with a TF32-sized tolerance. Needs cuBLAS and cuBLASLt at
 // configure time. The heuristic is told the operands' real alignment: by default it assumes
 // 256-byte-aligned pointers, and a Kokkos View's data lies behind its 128-byte allocation header,
@@ -13,9 +15,13 @@
 #if defined(KCNN_HAVE_CUBLAS)
 #include <cublasLt.h>
 
+#include "measure/sampler.hpp"
+
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 namespace {
 using namespace kcnn;
@@ -36,7 +42,8 @@ std::uint32_t alignment_of(const void* p) {
   return al;
 }
 
-const bench::variant_kind cublas_kind{"cublas", "one cuBLASLt matmul with the bias in its epilogue (CUDA builds)",
+const bench::variant_kind cublas_kind{"cublas", "one cuBLASLt matmul with the bias in its epilogue, the fastest of "
+                                                  "the heuristic's first 8 algorithms (CUDA builds)",
                                       bench::origin::peer, false, "cuBLAS"};
 
 template <bool TF32>
@@ -44,6 +51,9 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
   static double tolerance(const conv2d_params&) { return TF32 ? 5e-3 : bench::conv2d_tolerance; }
   // Workspace offered to cuBLASLt's algorithms (NVIDIA's guidance for Hopper: 32 MiB).
   static constexpr std::size_t workspace_limit = std::size_t(32) << 20;
+  // How many of the heuristic's answers are timed, and how: samples of back-to-back launches,
+  // the median per launch.
+  static constexpr int candidates = 8, candidate_samples = 5, candidate_launches = 4;
   struct handles {
     cublasLtHandle_t h = nullptr;
     cublasLtMatmulDesc_t op = nullptr;
@@ -65,12 +75,20 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
   // the first aligned byte.
   Kokkos::View<char*> workspace;
   char* workspace_ptr = nullptr;
+  const bench::sampler* run_sampler = nullptr;  // set by the case before prepare
+  int offered = 0, chosen = 0;                  // heuristic answers timed, the rank of the one run
+  double chosen_us = -1, first_us = -1;         // their times per launch (< 0: not timed)
 
   double workspace_bytes(const conv2d_params&) const { return double(workspace.span()); }
   std::string note() const {
     if (!d) return {};
+    std::string choice = "heuristic's first algorithm (not timed: no sampler)";
+    if (chosen_us >= 0)
+      choice = "heuristic's answer " + std::to_string(chosen + 1) + " of " + std::to_string(offered) +
+               ", the fastest by the run's sampler (" + std::to_string(chosen_us) + " us; the first answer " +
+               std::to_string(first_us) + " us)";
     return std::string("cuBLASLt ") + std::to_string(cublasLtGetVersion()) +
-           ", bias in the epilogue (CUBLASLT_EPILOGUE_BIAS), heuristic's first algorithm, workspace " +
+           ", bias in the epilogue (CUBLASLT_EPILOGUE_BIAS), " + choice + ", workspace " +
            std::to_string(d->algo.workspaceSize) + " B";
   }
 
@@ -80,7 +98,7 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     return "chwn puts the batch innermost: not one GEMM on the stored operands";
   }
   template <class Exec, class Ops, class Out>
-  void prepare(const Exec&, const conv2d_params& p, const Ops& o, const Out& out) {
+  void prepare(const Exec& e, const conv2d_params& p, const Ops& o, const Out& out) {
     d = std::make_shared<handles>();
     const std::uint64_t inner = std::uint64_t(p.c) * p.h * p.w, k = std::uint64_t(p.k), n = std::uint64_t(p.n);
     check(cublasLtCreate(&d->h), "create");
@@ -109,12 +127,48 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &d->align_d}};
     for (const auto& [attribute, bytes] : alignments)
       check(cublasLtMatmulPreferenceSetAttribute(d->pref, attribute, bytes, sizeof(*bytes)), "alignment preference");
+    cublasLtMatmulHeuristicResult_t answers[candidates] = {};
     int found = 0;
-    check(cublasLtMatmulAlgoGetHeuristic(d->h, d->op, d->a, d->b, d->c, d->c, d->pref, 1, &d->algo, &found), "heuristic");
+    check(cublasLtMatmulAlgoGetHeuristic(d->h, d->op, d->a, d->b, d->c, d->c, d->pref, candidates, answers, &found),
+          "heuristic");
     if (found < 1) throw std::runtime_error("cuBLASLt offers no algorithm for this fc with a bias epilogue");
-    workspace = Kokkos::View<char*>("cublaslt.workspace", d->algo.workspaceSize + cublaslt_alignment);
+    // One workspace for every candidate: the largest any asks for (each within workspace_limit).
+    std::size_t ws = 0;
+    for (int i = 0; i < found; ++i) ws = std::max(ws, answers[i].workspaceSize);
+    workspace = Kokkos::View<char*>("cublaslt.workspace", ws + cublaslt_alignment);
     const auto base = reinterpret_cast<std::uintptr_t>(workspace.data());
     workspace_ptr = reinterpret_cast<char*>((base + cublaslt_alignment - 1) / cublaslt_alignment * cublaslt_alignment);
+    d->algo = answers[0];
+    offered = found;
+    if (!run_sampler || found < 2) return;
+    // Each candidate on the case's operands (the output is overwritten before validation), timed
+    // as every figure of the run is; one that cuBLASLt refuses is skipped.
+    const float* bias = o.vecs[0].data();
+    check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "bias");
+    const float one = 1.f, zero = 0.f;
+    const auto stream = e.cuda_stream();
+    double best = -1;
+    for (int i = 0; i < found; ++i) {
+      const cublasLtMatmulHeuristicResult_t& cand = answers[i];
+      const auto matmul = [&] {
+        return cublasLtMatmul(d->h, d->op, &one, o.weights[0].view().data(), d->a, o.ins[0].view().data(), d->b, &zero,
+                              out.view().data(), d->c, out.view().data(), d->c, &cand.algo, workspace_ptr,
+                              cand.workspaceSize, stream);
+      };
+      if (matmul() != CUBLAS_STATUS_SUCCESS) continue;  // warm-up, and refused ones drop out
+      bench::timed_work w;
+      w.launches = candidate_launches;
+      w.launch = [&] { check(matmul(), "matmul (timing a candidate)"); };
+      std::vector<double> s;
+      for (int k = 0; k < candidate_samples; ++k) s.push_back(run_sampler->take(w).seconds());
+      std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+      const double us = s[s.size() / 2] * 1e6;
+      if (i == 0) first_us = us;
+      if (best < 0 || us < best) best = us, chosen = i;
+    }
+    if (best < 0) throw std::runtime_error("cuBLASLt refused every algorithm its heuristic offered for this fc");
+    d->algo = answers[chosen];
+    chosen_us = best;
   }
   template <class Exec, class Ops, class Out>
   void run(const Exec& e, const Ops& o, const Out& out, const conv2d_params&) const {
