@@ -446,7 +446,8 @@ void launch_end() {
                       &f.smem_requests, &f.smem_wavefronts, &f.const_requests, &f.const_words, &f.l1_hit_sectors,
                       &f.l2_load_hit_sectors, &f.l2_bytes, &f.dram_write_bytes})
       *v *= k;
-    f.dram_read_bytes += double(f.blocks - f.traced_blocks) * r.dram_read_per_block;
+    f.extrapolated_dram_read_bytes = double(f.blocks - f.traced_blocks) * r.dram_read_per_block;
+    f.dram_read_bytes += f.extrapolated_dram_read_bytes;
   }
   r.launches.push_back(f);
   r.in_launch = false;
@@ -514,7 +515,29 @@ session::~session() {
   }
 }
 
-case_figures session::finish(double flops) {
+namespace {
+// finish()'s cap: the untraced blocks' DRAM reads, scaled down together so that the case's reads
+// do not exceed max(its traced reads, its read operands). True when it changed anything.
+bool cap_extrapolated_reads(const device_description& d, std::vector<launch_figures>& launches, double read_bytes) {
+  if (read_bytes <= 0 || read_bytes > 0.5 * d.l2_bytes) return false;
+  double traced = 0, extrapolated = 0;
+  for (const launch_figures& f : launches) {
+    traced += f.dram_read_bytes - f.extrapolated_dram_read_bytes;
+    extrapolated += f.extrapolated_dram_read_bytes;
+  }
+  const double allowed = std::max(0.0, read_bytes - traced);
+  if (extrapolated <= allowed) return false;
+  const double scale = allowed / extrapolated;
+  for (launch_figures& f : launches) {
+    const double kept = f.extrapolated_dram_read_bytes * scale;
+    f.dram_read_bytes -= f.extrapolated_dram_read_bytes - kept;
+    f.extrapolated_dram_read_bytes = kept;
+  }
+  return true;
+}
+}  // namespace
+
+case_figures session::finish(double flops, double read_bytes) {
   recorder& r = rec;
   open_ = false;
   r.session_open = false;
@@ -522,6 +545,7 @@ case_figures session::finish(double flops) {
   case_figures c;
   c.launches = std::move(r.launches);
   r.launches.clear();
+  c.dram_reads_capped = cap_extrapolated_reads(*r.dev, c.launches, read_bytes);
   r.l1.clear();
   r.l2.configure(0, 128, 32, 16);
   c.flops = flops;

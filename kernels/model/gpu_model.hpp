@@ -58,6 +58,8 @@ struct launch_figures {
   double smem_requests = 0, smem_wavefronts = 0;         // shared: requests and the sum of their conflict degrees
   double const_requests = 0, const_words = 0;            // constant: requests and the sum of distinct words
   double l1_hit_sectors = 0, l2_load_hit_sectors = 0, l2_bytes = 0, dram_read_bytes = 0, dram_write_bytes = 0;
+  // The part of dram_read_bytes charged to untraced blocks (0 when every block was traced).
+  double extrapolated_dram_read_bytes = 0;
   double max_warp_requests = 0;  // the most memory requests one warp makes (a traced block's)
   double max_warp_loads = 0;     // the most global loads one warp makes (the latency bound's chain)
   // Global loads a warp makes between two executions of the same load (its loop's loads per
@@ -78,6 +80,8 @@ struct case_figures {
   std::string bound;                   // dram, l2, fp32, issue or latency
   int dominant = -1;  // index in launches of the one with the largest predicted time (-1: none)
   long long traced_blocks = 0, blocks = 0;
+  // The untraced blocks' DRAM reads were capped by the case's read operands (finish()).
+  bool dram_reads_capped = false;
 };
 
 // How much of a launch to trace: whole blocks, in launch order, until this many accesses have
@@ -93,8 +97,13 @@ class session {
   ~session();
   session(const session&) = delete;
   session& operator=(const session&) = delete;
-  // Ends recording; `flops` is the case's declared FLOPs (the FP32 bound).
-  case_figures finish(double flops);
+  // Ends recording; `flops` is the case's declared FLOPs (the FP32 bound). `read_bytes`: what the
+  // operands the case reads (inputs, weights, vectors) occupy (0: unknown). When they fit in half
+  // the L2, the model's own L2 serves every re-read of them, so the DRAM reads charged to untraced
+  // blocks are capped: the case reads no more from DRAM than its traced blocks did plus what of
+  // its read operands is left. (The extrapolation alone charges each untraced block the traced
+  // ones' rate of first reads, 83x too much on a convolution Nsight Compute measured.)
+  case_figures finish(double flops, double read_bytes = 0);
 
  private:
   bool open_ = true;

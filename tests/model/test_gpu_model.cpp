@@ -248,6 +248,43 @@ TEST(GpuModel, TracingASampleCountsWhatEveryBlockSharesOnce) {
   EXPECT_NEAR(sample.dram_bytes, all.dram_bytes, 0.05 * all.dram_bytes);
 }
 
+TEST(GpuModel, ASampleOfPlanesThatReReadOneInputReadsItFromDramOnce) {
+  // Each of `planes` output planes reads the whole input (a convolution's output channels in nchw):
+  // the traced blocks all lie in the first plane, where every read is a first one, and the
+  // extrapolation alone charges every untraced block that rate. Given the read operands' size
+  // (they fit in the L2), the untraced blocks' reads are capped: the input comes from DRAM once.
+  const std::size_t pixels = 1 << 14, planes = 32;
+  Kokkos::View<float*> in("in", pixels), out("out", pixels * planes);
+  const auto run = [&](kcnn::model::trace_limits limits, double read_bytes) {
+    kcnn::model::session s(h100(), limits);
+    kcnn::launch_range("planes", exec(), pixels * planes,
+                       KOKKOS_LAMBDA(const std::size_t i) { out(i) = 2.0f * in(i % pixels); });
+    return s.finish(0, read_bytes);
+  };
+  const double input = double(pixels) * sizeof(float);
+  const auto all = run(everything(), input);
+  kcnn::model::trace_limits few;
+  few.max_accesses_per_launch = 1 << 13;
+  const auto uncapped = run(few, 0);
+  const auto capped = run(few, input);
+  ASSERT_LT(capped.traced_blocks * std::int64_t(kcnn::gpu_range_block), std::int64_t(pixels));  // all in plane 0
+  EXPECT_FALSE(all.dram_reads_capped);  // every block traced: nothing extrapolated
+  EXPECT_NEAR(all.launches.at(0).dram_read_bytes, input, 1e-9 * input);
+  EXPECT_FALSE(uncapped.dram_reads_capped);
+  EXPECT_GT(uncapped.launches.at(0).dram_read_bytes, 10 * input);  // the flaw the cap answers
+  EXPECT_TRUE(capped.dram_reads_capped);
+  EXPECT_NEAR(capped.launches.at(0).dram_read_bytes, input, 1e-9 * input);
+  // The writes and the per-request figures are the sample's either way.
+  EXPECT_DOUBLE_EQ(capped.st_sectors, uncapped.st_sectors);
+  EXPECT_DOUBLE_EQ(capped.launches.at(0).dram_write_bytes, uncapped.launches.at(0).dram_write_bytes);
+  // Operands over half the L2 are not capped: the model's L2 might not keep them.
+  model_device small = small_l2();
+  kcnn::model::session s(small, few);
+  kcnn::launch_range("planes", exec(), pixels * planes,
+                     KOKKOS_LAMBDA(const std::size_t i) { out(i) = 2.0f * in(i % pixels); });
+  EXPECT_FALSE(s.finish(0, 0.6 * small.l2_bytes).dram_reads_capped);
+}
+
 TEST(GpuModel, MdRangeRankFourRightPutsIndexThreeOnThreadIdxZ) {
   // Kokkos' CUDA rank-4 tile {1, 1, 4, 32}: blockDim (1, 4, 32); (ow, k) in the tile is thread
   // (0, ow, k), linear id ow + 4 k: a warp is 4 ow x 8 k, not 32 adjacent k.

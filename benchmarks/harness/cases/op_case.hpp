@@ -314,6 +314,11 @@ class op_case : public bench_case {
   case_cost cost() const override {
     case_cost c{K::bytes(p_), K::flops(p_), k_.workspace_bytes(p_), k_.passes(p_)};
     c.predicted_dram_bytes = k_.template predicted_dram_bytes<InL>(p_, settings_);
+    double read = 0;  // the operands as the case allocates them (every kcnn operand is fp32)
+    for (const dims4& d : K::inputs(p_)) read += double(d.size());
+    for (const weight_spec& w : K::weights(p_)) read += double(w.dims.size());
+    for (const vector_spec& v : K::vectors(p_)) read += double(v.length);
+    c.read_bytes = read * sizeof(float);
     return c;
   }
 

@@ -188,7 +188,11 @@ class case_measurement {
     else if (row_.model.traced_blocks < row_.model.all_blocks)
       row_.note = join_notes(row_.note, "model: " + std::to_string(row_.model.traced_blocks) + " of " +
                                             std::to_string(row_.model.all_blocks) +
-                                            " blocks traced, counts scaled to all");
+                                            " blocks traced, counts scaled to all" +
+                                            (row_.model.dram_reads_capped
+                                                 ? std::string(", DRAM reads capped at the read operands (they fit in "
+                                                               "half the L2)")
+                                                 : std::string()));
     if (row_.model.present && row_.model.waves < 1) {
       // Why the slowest launch leaves the GPU partly idle: the work it has, per thread.
       const double threads = double(row_.model.blocks) * row_.model.threads_per_block;

@@ -1,11 +1,13 @@
 #include "measure/model_sampler.hpp"
 
+#include "cases/registry.hpp"
 #include "results/json.hpp"
 
 #include <kcnn/map.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 namespace kcnn::bench {
@@ -25,7 +27,7 @@ timing_sample device_model_sampler::take(const timed_work& w) const {
   model::session s(*device_, limits_);
   w.launch();
   Kokkos::fence();
-  last_ = s.finish(w.flops);
+  last_ = s.finish(w.flops, w.subject ? std::max(0.0, w.subject->cost().read_bytes) : 0.0);
   last_case_ = w.subject;
   t.host_s = last_.time_s;  // modelled seconds, not a clock reading
   return t;
@@ -51,6 +53,7 @@ model_figures row_figures(const model::case_figures& c) {
   m.bound = c.bound;
   m.traced_blocks = c.traced_blocks;
   m.all_blocks = c.blocks;
+  m.dram_reads_capped = c.dram_reads_capped;
   return m;
 }
 

@@ -27,6 +27,7 @@ struct model_figures {
   double l2_bytes = 0, dram_bytes = 0, time_us = 0;
   std::string bound;
   long long traced_blocks = 0, all_blocks = 0;  // over all launches (fewer traced: counts scaled)
+  bool dram_reads_capped = false;  // the untraced blocks' DRAM reads capped by the read operands
 };
 
 struct result_row {
