@@ -26,7 +26,7 @@ namespace kcnn::model {
 // Version of the model's rules, recorded in every context (bump when a figure's meaning changes).
 inline constexpr const char* model_version = "1";
 
-// A GPU as the model sees it (benchmarks/model/devices.csv).
+// A GPU as the model sees it (kernels/model/devices.csv).
 struct device_description {
   std::string name;
   int sms = 0;

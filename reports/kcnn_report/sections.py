@@ -328,17 +328,24 @@ def model_layouts(m):
     return pd.DataFrame(out)
 
 
+def latest_model_first(m):
+    """Model rows, the latest run's first (a case modelled by several runs, at different commits,
+    is compared by its latest figures)."""
+    return m.sort_values("timestamp", ascending=False, kind="stable") if "timestamp" in m.columns else m
+
+
 def model_vs_measured(rows, m):
     """Cases present in a model run and in a measured GPU run (backend cuda): modelled against
-    measured time per key (the model's device and the measured device side by side)."""
+    measured time per key (the model's device and the measured device side by side; the latest
+    model run of a case)."""
     if m.empty:
         return pd.DataFrame()
     gpu = rows[(rows["status"] == "ok") & (rows["time_ms_median"] > 0) & (rows["backend"].str.lower() == "cuda")]
     if gpu.empty:
         return pd.DataFrame()
     g = gpu.groupby(["device", "key"], as_index=False)["time_ms_median"].min()
-    mm = m.groupby(["device", "key"], as_index=False).agg(model_time_us=("model_time_us", "min"),
-                                                          model_bound=("model_bound", "first"))
+    mm = latest_model_first(m).groupby(["device", "key"], as_index=False).agg(
+        model_time_us=("model_time_us", "first"), model_bound=("model_bound", "first"))
     j = mm.merge(g, on="key", suffixes=("_model", "_measured"))
     if j.empty:
         return j
@@ -350,10 +357,11 @@ def model_vs_measured(rows, m):
 
 def model_vs_counters(m, counters):
     """Modelled cases against scripts/ncu-counters' rows of the same keys: the model's sectors per
-    request, conflict ways, L2 and DRAM bytes and time beside Nsight Compute's."""
+    request, conflict ways, L2 and DRAM bytes and time beside Nsight Compute's (the latest model
+    run of a case)."""
     if m.empty or counters is None or counters.empty:
         return pd.DataFrame()
-    mm = m.groupby("key", as_index=False).first()
+    mm = latest_model_first(m).groupby("key", as_index=False).first()
     j = mm.merge(counters, on="key", how="inner")
     if j.empty:
         return j

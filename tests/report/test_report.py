@@ -444,6 +444,13 @@ def test_model_against_nsight_compute_counters_per_case_and_per_op(tmp_path):
     assert by_op.at["relu", "ld_sectors_per_request_model_over_ncu"] == pytest.approx(1.0)
     assert by_op.at["relu", "time_model_over_ncu"] == pytest.approx(0.8)  # 4/5, 2/3, 9/10
     assert by_op.at["relu", "time_rank_correlation"] == pytest.approx(1.0)  # 2 < 4 < 9 as 3 < 5 < 10
+    # A later model run of the same cases (another commit of the model) is the one compared.
+    later = synthetic.write(str(tmp_path / "m2"), "model", [dict(r, run_id="RM2", timestamp="2099-01-01T00:00:00Z",
+                                                                 model_dram_bytes=5e6) for r in rows],
+                            schema=5, columns=MODEL_COLUMNS)
+    both, _ = load.load([m, later])
+    mk2 = sections.model_vs_counters(sections.model_cases(both), c).set_index("key")
+    assert len(mk2) == 3 and (mk2["model_dram_bytes"] == 5e6).all()
     assert sections.rank_correlation([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
     assert math.isnan(sections.rank_correlation([1, 2], [1, 2]))
     out = tmp_path / "report"

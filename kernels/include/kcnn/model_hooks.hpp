@@ -1,5 +1,5 @@
 #pragma once
-// What the GPU execution model (a build with KCNN_GPU_MODEL; benchmarks/model/) needs to know
+// What the GPU execution model (a build with KCNN_GPU_MODEL; kernels/model/) needs to know
 // while a kernel runs on the host in its CUDA launch geometry: which launch, which block, which
 // CUDA thread is executing, and where a block's team scratch lies. kcnn/map.hpp calls these; in
 // any other build they do not exist and map.hpp calls Kokkos directly.
