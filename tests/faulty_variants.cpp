@@ -7,6 +7,7 @@
 #include <kcnn/conv2d/direct_global.hpp>
 
 #include <cstdlib>
+#include <stdexcept>
 
 namespace {
 
@@ -43,6 +44,21 @@ struct launch_unwritten : conv_descriptor<launch_unwritten, false> {
   }
 };
 
+// A peer's search in prepare computes the right output (as cuDNN's and cuBLASLt's do), and its run
+// writes nothing: the case must poison the output again after prepare, or this validates. It
+// also declares run_sampler, and its prepare throws without one (the row would then be an error,
+// not failed_validation): the case hands the run's sampler over before prepare.
+struct launch_written_only_in_prepare : conv_descriptor<launch_written_only_in_prepare, false> {
+  const kcnn::bench::sampler* run_sampler = nullptr;
+  template <class Exec, class Ops, class Out>
+  void prepare(const Exec& exec, const kcnn::conv2d_params& p, const Ops& o, const Out& out) {
+    if (!run_sampler) throw std::logic_error("faulty_written_only_in_prepare: no run_sampler before prepare");
+    direct_with(exec, o, out, p, out.size(), "faulty_prepare_search");
+  }
+  template <class Exec, class Ops, class Out>
+  void run(const Exec&, const Ops&, const Out&, const kcnn::conv2d_params&) const {}  // the bug
+};
+
 // A missing input channel in the reduction of a fully connected layer.
 struct launch_fc_missing_channel : conv_descriptor<launch_fc_missing_channel, true> {
   template <class Exec, class Ops, class Out>
@@ -67,6 +83,8 @@ const variant_kind missing_channel{"faulty_missing_channel", "fc whose reduction
 const variant_kind aborts{"faulty_abort", "a kernel that aborts the process", origin::fault};
 const variant_kind halo{"faulty_halo_off_by_one", "conv2d whose input window is shifted by one row and column", origin::fault};
 const variant_kind unwritten{"faulty_unwritten", "conv2d that leaves the last stored output unwritten", origin::fault};
+const variant_kind written_in_prepare{"faulty_written_only_in_prepare",
+                                      "conv2d whose output is computed by its prepare only, never by its run", origin::fault};
 
 const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
   using namespace kcnn::bench;
@@ -75,6 +93,8 @@ const kcnn::bench::registrar reg([](kcnn::bench::registry& r) {
   register_variant<launch_abort, nchw>(r, {"conv2d", space_axis::global, pattern_axis::coalesced, &aborts});
   register_variant<launch_halo_off_by_one, nchw, nhwc, chwn>(r, {"conv2d", space_axis::global, pattern_axis::coalesced, &halo});
   register_variant<launch_unwritten, nchw, nhwc, chwn>(r, {"conv2d", space_axis::global, pattern_axis::coalesced, &unwritten});
+  register_variant<launch_written_only_in_prepare, nchw>(
+      r, {"conv2d", space_axis::global, pattern_axis::coalesced, &written_in_prepare});
 });
 
 }  // namespace

@@ -511,7 +511,8 @@ TEST(Cli, OneDnnPeersAreListedValidatedAndSayTheirThreads) {
 TEST(Cli, WrongKernelsAreFailedNotTimedAndExit1) {
   const fs::path out = fresh_dir("kcnn_cli_faults");
   const auto r = run(KCNN_FAULTS_EXE, "--quick --no-ceilings --suite smoke --op conv2d --layout nchw,chwn "
-                     "--variant direct,faulty_halo_off_by_one,faulty_unwritten --out " + out.string());
+                     "--variant direct,faulty_halo_off_by_one,faulty_unwritten,faulty_written_only_in_prepare --out " +
+                     out.string());
   EXPECT_EQ(r.code, 1) << r.err;
   const auto csvs = files_with(out, ".csv");
   ASSERT_EQ(csvs.size(), 1u);
@@ -537,6 +538,7 @@ TEST(Cli, WrongKernelsAreFailedNotTimedAndExit1) {
   EXPECT_GT(failed, 0);
   EXPECT_NE(r.out.find("failed_validation"), std::string::npos);
   EXPECT_NE(r.out.find("unwritten"), std::string::npos) << "NaN-poisoned outputs are reported";
+  EXPECT_NE(slurp(csvs[0]).find("faulty_written_only_in_prepare"), std::string::npos) << "the prepare-only case ran";
 }
 
 TEST(Cli, EveryOpsBrokenVariantsAreCaughtAndNeverTimed) {

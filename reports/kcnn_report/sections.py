@@ -344,8 +344,7 @@ def model_vs_measured(rows, m):
     if gpu.empty:
         return pd.DataFrame()
     g = gpu.groupby(["device", "key"], as_index=False)["time_ms_median"].min()
-    mm = latest_model_first(m).groupby(["device", "key"], as_index=False).agg(
-        model_time_us=("model_time_us", "first"), model_bound=("model_bound", "first"))
+    mm = latest_model_first(m).drop_duplicates(["device", "key"])[["device", "key", "model_time_us", "model_bound"]]
     j = mm.merge(g, on="key", suffixes=("_model", "_measured"))
     if j.empty:
         return j
@@ -361,7 +360,7 @@ def model_vs_counters(m, counters):
     run of a case)."""
     if m.empty or counters is None or counters.empty:
         return pd.DataFrame()
-    mm = latest_model_first(m).groupby("key", as_index=False).first()
+    mm = latest_model_first(m).drop_duplicates("key")
     j = mm.merge(counters, on="key", how="inner")
     if j.empty:
         return j

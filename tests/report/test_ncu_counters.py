@@ -129,3 +129,20 @@ def test_the_case_key_comes_from_the_nvtx_range_column(tmp_path):
     assert float(rows[SOFTMAX]["dram_bytes"]) == 26937856 + 1000
     assert float(rows[SOFTMAX]["gpu_time_us"]) == 22026.4 + 4.0
     assert float(rows[CUDNN]["dram_bytes"]) == 1605632
+
+
+def test_a_library_range_inside_the_case_s_is_passed_over_and_a_kernel_outside_any_is_refused(tmp_path):
+    inner = nvtx_row(7, SOFTMAX, "k(T1)", "dram__bytes_read.sum", "byte", "10").replace(
+        f'<default domain>:{SOFTMAX}:none:none:none:none:none:none""',
+        f'<default domain>:{SOFTMAX}:none:none:none:none:none:none"" ""<default domain>:cudnn_find:none:none:none:none:none:none""')
+    src = tmp_path / "ncu.csv"
+    src.write_text("\n".join([NVTX_HEAD, inner]) + "\n")
+    r = subprocess.run([sys.executable, SCRIPT, str(src)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = {x["key"]: x for x in csv.DictReader((tmp_path / "ncu-counters.csv").open())}
+    assert set(rows) == {SOFTMAX}
+    outside = nvtx_row(8, SOFTMAX, "k(T1)", "dram__bytes_read.sum", "byte", "10").replace(
+        f'"662  ""<default domain>:{SOFTMAX}:none:none:none:none:none:none"" "', '""')
+    src.write_text("\n".join([NVTX_HEAD, outside]) + "\n")
+    r = subprocess.run([sys.executable, SCRIPT, str(src)], capture_output=True, text=True)
+    assert r.returncode == 1 and "line 2" in r.stderr and "no NVTX range" in r.stderr

@@ -250,6 +250,9 @@ class op_case : public bench_case {
     }
     if constexpr (times_in_prepare<K>::value) k_.run_sampler = settings_.timer;
     k_.prepare(exec(), p_, ops_, out_);
+    // A library's search in prepare (cuDNN's, cuBLASLt's candidates) computes into the output:
+    // poisoned again, so the validated run is the one that must write it.
+    if (!in_place_) poison(out_);
     Kokkos::fence();
     space_.prepare(buffers());
   }
@@ -318,7 +321,8 @@ class op_case : public bench_case {
     for (const dims4& d : K::inputs(p_)) read += double(d.size());
     for (const weight_spec& w : K::weights(p_)) read += double(w.dims.size());
     for (const vector_spec& v : K::vectors(p_)) read += double(v.length);
-    c.read_bytes = read * sizeof(float);
+    // A workspace may be written by one launch and read back by the next: counted as read.
+    c.read_bytes = read * sizeof(float) + c.workspace_bytes;
     return c;
   }
 

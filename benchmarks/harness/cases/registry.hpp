@@ -130,7 +130,7 @@ struct case_cost {
   double workspace_bytes = 0;  // extra device memory the variant allocates (e.g. im2col)
   double passes = -1;          // full passes over the tensor's memory (reads + writes); < 0: not declared
   double predicted_dram_bytes = -1;  // the traffic model's DRAM bytes (conv2d, fc); < 0: no model
-  double read_bytes = -1;  // what the operands it reads (inputs, weights, vectors) occupy; < 0: not known
+  double read_bytes = -1;  // what the operands it reads (inputs, weights, vectors, workspace) occupy; < 0: not known
 };
 
 // One benchmark case, instantiated for one layer spec. The harness drives its life cycle;

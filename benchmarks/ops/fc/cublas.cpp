@@ -79,14 +79,15 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
   int offered = 0, chosen = 0;                  // heuristic answers timed, the rank of the one run
   double chosen_us = -1, first_us = -1;         // their times per launch (< 0: not timed)
 
-  double workspace_bytes(const conv2d_params&) const { return double(workspace.span()); }
+  double workspace_bytes(const conv2d_params&) const { return d ? double(d->algo.workspaceSize) : 0.0; }
   std::string note() const {
     if (!d) return {};
-    std::string choice = "heuristic's first algorithm (not timed: no sampler)";
+    std::string choice = offered == 1 ? "heuristic's only algorithm"
+                                      : "heuristic's first algorithm (not timed: no sampler)";
     if (chosen_us >= 0)
       choice = "heuristic's answer " + std::to_string(chosen + 1) + " of " + std::to_string(offered) +
                ", the fastest by the run's sampler (" + std::to_string(chosen_us) + " us; the first answer " +
-               std::to_string(first_us) + " us)";
+               (first_us >= 0 ? std::to_string(first_us) + " us)" : std::string("refused)"));
     return std::string("cuBLASLt ") + std::to_string(cublasLtGetVersion()) +
            ", bias in the epilogue (CUBLASLT_EPILOGUE_BIAS), " + choice + ", workspace " +
            std::to_string(d->algo.workspaceSize) + " B";
@@ -131,6 +132,10 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
     int found = 0;
     check(cublasLtMatmulAlgoGetHeuristic(d->h, d->op, d->a, d->b, d->c, d->c, d->pref, candidates, answers, &found),
           "heuristic");
+    // Only answers whose state is success are valid (cuBLASLt's documentation).
+    found = int(std::remove_if(answers, answers + found,
+                               [](const cublasLtMatmulHeuristicResult_t& a) { return a.state != CUBLAS_STATUS_SUCCESS; }) -
+                answers);
     if (found < 1) throw std::runtime_error("cuBLASLt offers no algorithm for this fc with a bias epilogue");
     // One workspace for every candidate: the largest any asks for (each within workspace_limit).
     std::size_t ws = 0;
@@ -159,8 +164,13 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
       bench::timed_work w;
       w.launches = candidate_launches;
       w.launch = [&] { check(matmul(), "matmul (timing a candidate)"); };
-      std::vector<double> s;
-      for (int k = 0; k < candidate_samples; ++k) s.push_back(run_sampler->take(w).seconds());
+      std::vector<double> s, all;  // the valid samples (not throttled, hold not timed out); all of them
+      for (int k = 0; k < candidate_samples; ++k) {
+        const bench::timing_sample t = run_sampler->take(w);
+        all.push_back(t.seconds());
+        if (!t.throttled && !t.hold_timed_out) s.push_back(t.seconds());
+      }
+      if (s.empty()) s = all;
       std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
       const double us = s[s.size() / 2] * 1e6;
       if (i == 0) first_us = us;
