@@ -16,6 +16,7 @@
 #include <cublasLt.h>
 
 #include "measure/sampler.hpp"
+#include "measure/stats.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -171,8 +172,7 @@ struct cublas_fc : bench::conv_descriptor<cublas_fc<TF32>, true> {
         if (!t.throttled && !t.hold_timed_out) s.push_back(t.seconds());
       }
       if (s.empty()) s = all;
-      std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-      const double us = s[s.size() / 2] * 1e6;
+      const double us = bench::summarize(s).median * 1e6;
       if (i == 0) first_us = us;
       if (best < 0 || us < best) best = us, chosen = i;
     }
