@@ -426,7 +426,7 @@ TEST(Cli, MemoryLimitsGiveOneSwapRowEachAndNeedAMode) {
   EXPECT_EQ(run(KCNN_BENCH_EXE, "--memory-plan --memory-limit 6,-1").code, 2);
 }
 
-// KCNN_STREAMING_STORE_BYTES (kcnn::streaming_store_threshold) takes decimal digits only: a
+// KCNN_STREAMING_STORE_BYTES (device/host_stores.hpp) takes decimal digits only: a
 // negative, suffixed, padded or overflowing value is refused before anything runs, naming it.
 TEST(Cli, MalformedStreamingStoreBytesIsRefused) {
   const std::string exe = KCNN_BENCH_EXE;

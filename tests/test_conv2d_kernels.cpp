@@ -115,3 +115,93 @@ TEST(PhaseLanes, BroadcastQuadAndSumPhases) {
   check_phase_lanes<8>();
   check_phase_lanes<4>();
 }
+
+// direct_vector's two tunings (kcnn/tuning.hpp) on the layer classes the host tuning has forms
+// for: a dense layer, few input channels (an RGB stem), a head of few output channels, depthwise
+// (whole and partial blocks), groups of 4 and 8 channels, pointwise, stride 2; nhwc and nchw; and
+// fc in both input layouts. Each agrees with the reference (1e-5) and with the other to rounding
+// (they sum in different orders). A state prepared for one tuning refuses to run the other.
+namespace {
+template <class L, class V>
+std::vector<double> run_conv_variant(const conv2d_params& p, const V& v0) {
+  tensor4<float, L> in("in", p.input_dims()), wt("wt", p.filter_dims()), out("out", p.output_dims());
+  Kokkos::View<float*> bias("bias", p.k);
+  fill_random(in, 1);
+  fill_random(wt, 2, 0.3f);
+  fill_random(bias, 3);
+  poison(out);
+  V v = v0;
+  kcnn::prepare(Kokkos::DefaultExecutionSpace(), v, p, in, wt, bias, out);
+  conv2d(Kokkos::DefaultExecutionSpace(), in, wt, bias, out, p, v);
+  Kokkos::fence();
+  auto out_h = create_mirror_view(out);
+  deep_copy(out_h, out);
+  return to_logical(out_h);
+}
+}  // namespace
+
+TEST(Tunings, DirectVectorPortableAndDefaultAgree) {
+  const conv2d_params shapes[] = {
+      {2, 40, 9, 9, 72, 3, 3, 1, 1, 1},    // dense
+      {2, 3, 13, 13, 64, 3, 3, 2, 1, 1},   // RGB stem, stride 2
+      {2, 48, 7, 7, 3, 1, 1, 1, 0, 1},     // head of 3 channels, pointwise
+      {2, 48, 10, 10, 48, 3, 3, 1, 1, 48},  // depthwise, whole blocks of 48
+      {1, 40, 9, 9, 40, 5, 5, 2, 2, 40},   // depthwise, a partial block, 5 x 5 / 2
+      {2, 64, 8, 8, 64, 3, 3, 1, 1, 16},   // groups of 4
+      {2, 64, 8, 8, 64, 3, 3, 1, 1, 8},    // groups of 8 (the phase tile)
+  };
+  for (const auto& p : shapes) {
+    ASSERT_EQ(p.check(), "");
+    comparison ref;
+    const auto want = run_direct<layout::nchw>(p, ref);
+    ASSERT_TRUE(ref.passed) << ref.message;
+    const auto cmp = [&](const std::vector<double>& got, const char* what) {
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << what << " at " << i;
+    };
+    cmp(run_conv_variant<layout::nhwc>(p, variant::direct_vector{}), "nhwc default");
+    cmp(run_conv_variant<layout::nhwc>(p, variant::portable<variant::direct_vector>{}), "nhwc portable");
+    cmp(run_conv_variant<layout::nchw>(p, variant::direct_vector{}), "nchw default");
+    cmp(run_conv_variant<layout::nchw>(p, variant::portable<variant::direct_vector>{}), "nchw portable");
+  }
+  // A state is its tuning's: prepared by the portable source, the default refuses it on a host
+  // with the host tuning (and takes it everywhere else: there both are the portable source).
+  const conv2d_params p{1, 8, 5, 5, 32, 3, 3, 1, 1, 1};
+  tensor4<float, layout::nhwc> in("in", p.input_dims()), wt("wt", p.filter_dims()), out("out", p.output_dims());
+  Kokkos::View<float*> bias("bias", p.k);
+  variant::portable<variant::direct_vector> portable;
+  kcnn::prepare(Kokkos::DefaultExecutionSpace(), portable, p, in, wt, bias, out);
+  const variant::direct_vector& as_default = portable;
+  if constexpr (takes_host_tuning<tunings::automatic, Kokkos::DefaultExecutionSpace>)
+    EXPECT_THROW(conv2d(Kokkos::DefaultExecutionSpace(), in, wt, bias, out, p, as_default), std::invalid_argument);
+  else
+    EXPECT_NO_THROW(conv2d(Kokkos::DefaultExecutionSpace(), in, wt, bias, out, p, as_default));
+}
+
+TEST(Tunings, FcDirectVectorPortableAndDefaultAgree) {
+  const fc_params p(11, 20, 3, 3, 70);
+  const auto run = [&](auto lt, const auto& v0) {
+    using L = decltype(lt);
+    tensor4<float, L> in("in", p.input_dims()), wt("wt", p.filter_dims());
+    tensor4<float, layout::nchw> out("out", p.output_dims());
+    Kokkos::View<float*> bias("bias", p.k);
+    fill_random(in, 4);
+    fill_random(wt, 5, 0.3f);
+    fill_random(bias, 6);
+    auto v = v0;
+    kcnn::prepare(Kokkos::DefaultExecutionSpace(), v, p, in, wt, bias, out);
+    fc(Kokkos::DefaultExecutionSpace(), in, wt, bias, out, p, v);
+    Kokkos::fence();
+    auto h = create_mirror_view(out);
+    deep_copy(h, out);
+    return to_logical(h);
+  };
+  for (const auto& [a, b] : {std::pair{run(layout::nchw{}, variant::fc_direct_vector{}),
+                                       run(layout::nchw{}, variant::portable<variant::fc_direct_vector>{})},
+                             std::pair{run(layout::nhwc{}, variant::fc_direct_vector{}),
+                                       run(layout::nhwc{}, variant::portable<variant::fc_direct_vector>{})}}) {
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4 * (1 + std::fabs(a[i]))) << i;
+  }
+}

@@ -441,72 +441,73 @@ TEST(FlatForms, InterleavedItemsCoverEveryElementOnceInAndOutOfPlace) {
       Kokkos::parallel_for(Kokkos::RangePolicy<host, Kokkos::IndexType<std::size_t>>(0, q), f);
       Kokkos::fence();
     };
-    items(detail::add_flat_functor<1, flat_interleave>{a.data(), b.data(), out.data(), n, q});
+    items(detail::add_flat_functor<flat_interleave>{a.data(), b.data(), out.data(), n, q});
     for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(out[i], a[i] + b[i]) << "add n " << n << " i " << i;
     std::vector<float> x = a;  // in place: out is the first operand
-    items(detail::add_flat_functor<1, flat_interleave>{x.data(), b.data(), x.data(), n, q});
+    items(detail::add_flat_functor<flat_interleave>{x.data(), b.data(), x.data(), n, q});
     for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(x[i], a[i] + b[i]) << "add in place n " << n << " i " << i;
     std::vector<float> r = a;  // relu in place
     activation_params p = activation_params::relu();
-    items(detail::activation_flat_functor<activation_kind::relu, 1, flat_interleave>{r.data(), r.data(), n, q,
+    items(detail::activation_flat_functor<activation_kind::relu, flat_interleave>{r.data(), r.data(), n, q,
                                                                                      p.resolved()});
     for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(r[i], std::max(a[i], 0.0f)) << "relu in place n " << n << " i " << i;
   }
 }
 
-// Which items a flat launch takes: a host's 4096-element chunks; on a GPU one element per thread
-// up to the threads it holds at once.
-TEST(FlatForms, HostItemsAreChunksOfConsecutiveElements) {
-  const flat_items f = flat_items_of(exec{}, 10000);
-  if constexpr (host_backend<exec>) {
-    EXPECT_FALSE(f.interleaved);
-    EXPECT_EQ(f.items, 3u);  // 4096 + 4096 + 1808
-  } else {
-    const std::size_t c = device_concurrency(exec{});
-    EXPECT_EQ(f.interleaved, 10000 > c);
+// Which items the portable flat launch takes, on every backend: one element per thread up to the
+// threads the device holds at once, four a quarter of the storage apart beyond.
+TEST(FlatForms, PortableItemsFollowTheDeviceConcurrency) {
+  const std::size_t c = device_concurrency(exec{});
+  for (const std::size_t n : {std::size_t(1), c, c + 1, 4 * c + 3}) {
+    const flat_items f = flat_items_of(exec{}, n);
+    EXPECT_EQ(f.interleaved, n > c) << n;
+    EXPECT_EQ(f.items, n > c ? (n + 3) / 4 : n) << n;
   }
   EXPECT_EQ(flat_items_of(exec{}, 0).items, 0u);
 }
 
-// Non-temporal stores (kcnn/lanes.hpp's stream_lanes, for outputs of at least
-// streaming_store_threshold() bytes) write exactly what ordinary stores write: the flat forms'
-// chunks at a 64-byte aligned output, a 16-byte aligned one (four 16-byte streams) and a
-// 4-byte aligned one (ordinary stores), with a partial last chunk and a scalar tail; in place
-// too. Then pooling's host path (the ring and the window read straight) in nhwc and chwn with
-// every output streamed, against the reference.
+#if KCNN_HOST_TUNING
+// Non-temporal stores (kcnn/host/streaming.hpp's stream_lanes, for outputs of at least the
+// variant's streaming_store_bytes) write exactly what ordinary stores write: the host flat
+// chunks at a 64-byte aligned output, a 16-byte aligned one (four 16-byte streams) and a 4-byte
+// aligned one (ordinary stores), with a partial last chunk and a scalar tail; in place too. Then
+// pooling's host path (the ring and the window read straight) in nhwc and chwn with every output
+// streamed, against the reference.
 TEST(FlatForms, StreamedStoresWriteWhatOrdinaryStoresWrite) {
   using host_exec = Kokkos::DefaultHostExecutionSpace;
-  constexpr std::size_t chunk = flat_chunk<host_exec>;
+  constexpr std::size_t chunk = host_tuning::flat_chunk;
   const std::size_t n = 2 * chunk + 3030;  // 3030 = 11 x 256 + 13 x 16 + 6
-  const std::size_t items = (n + chunk - 1) / chunk;
   std::vector<float> storage(n + 64), plain(n), a(n), b(n);
   for (std::size_t i = 0; i < n; ++i) {
     a[i] = float(int(i % 23) - 11) * 0.25f;
     b[i] = float(i % 7);
   }
-  const auto run = [&](const auto& f) {
-    Kokkos::parallel_for(Kokkos::RangePolicy<host_exec, Kokkos::IndexType<std::size_t>>(0, items), f);
-    stream_fence_threads(host_exec());
-    Kokkos::fence();
-  };
+  host_store_options never, always;
+  never.streaming_store_bytes = host_store_options::never;
+  always.streaming_store_bytes = 0;
   const activation_params th = activation_params::tanh().resolved();
+  using act = host_tuning::tuned<variant::activation_flat, host_exec>;
+  using add = host_tuning::tuned<variant::add_flat, host_exec>;
   for (const std::size_t offset : {0, 4, 1}) {
     float* base = storage.data();
     while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
     float* out = base + offset;
-    run(detail::add_flat_functor<chunk, 1>{a.data(), b.data(), plain.data(), n, n, false});
-    run(detail::add_flat_functor<chunk, 1>{a.data(), b.data(), out, n, n, true});
+    add::run(host_exec(), a.data(), b.data(), plain.data(), n, never);
+    add::run(host_exec(), a.data(), b.data(), out, n, always);
+    Kokkos::fence();
     EXPECT_TRUE(std::equal(plain.begin(), plain.end(), out)) << "add, offset " << offset;
-    run(detail::activation_flat_functor<activation_kind::tanh, chunk, 1>{a.data(), plain.data(), n, n, th, false});
-    run(detail::activation_flat_functor<activation_kind::tanh, chunk, 1>{a.data(), out, n, n, th, true});
+    act::run<activation_kind::tanh>(host_exec(), a.data(), plain.data(), n, th, never);
+    act::run<activation_kind::tanh>(host_exec(), a.data(), out, n, th, always);
+    Kokkos::fence();
     EXPECT_TRUE(std::equal(plain.begin(), plain.end(), out)) << "tanh, offset " << offset;
     std::copy(a.begin(), a.end(), out);  // in place
-    run(detail::activation_flat_functor<activation_kind::tanh, chunk, 1>{out, out, n, n, th, true});
+    act::run<activation_kind::tanh>(host_exec(), out, out, n, th, always);
+    Kokkos::fence();
     EXPECT_TRUE(std::equal(plain.begin(), plain.end(), out)) << "tanh in place, offset " << offset;
   }
 
-  const std::size_t saved = streaming_store_threshold();
-  set_streaming_store_threshold(0);  // every output streamed
+  variant::pool_vector streamed;
+  streamed.host_stores = always;  // every output streamed
   for (const pool_kind k : {pool_kind::max, pool_kind::avg})
     for (const int stride : {1, 2}) {  // 3 x 3 / 1: the ring; 3 x 3 / 2: each window straight
       pool_params p = pool(13, 3, stride, 1, false, k);
@@ -520,19 +521,97 @@ TEST(FlatForms, StreamedStoresWriteWhatOrdinaryStoresWrite) {
       const auto want = reference::pool(p, in_host);
       tensor4<float, layout::nhwc> out_nhwc("out", p.output_dims());
       tensor4<float, layout::chwn> out_chwn("out", p.output_dims());
-      kcnn::pool(exec(), make<layout::nhwc>(d, value), out_nhwc, p, variant::pool_vector{});
-      kcnn::pool(exec(), make<layout::chwn>(d, value), out_chwn, p, variant::pool_vector{});
+      kcnn::pool(exec(), make<layout::nhwc>(d, value), out_nhwc, p, streamed);
+      kcnn::pool(exec(), make<layout::chwn>(d, value), out_chwn, p, streamed);
       const auto got_nhwc = host(out_nhwc), got_chwn = host(out_chwn);
       for (std::size_t i = 0; i < want.size(); ++i) {
         EXPECT_NEAR(got_nhwc[i], want[i], 1e-5) << "nhwc stride " << stride << " at " << i;
         EXPECT_NEAR(got_chwn[i], want[i], 1e-5) << "chwn stride " << stride << " at " << i;
       }
     }
-  set_streaming_store_threshold(saved);
-  EXPECT_EQ(streaming_store_threshold(), saved);
-  // The environment variable's form: decimal digits up to SIZE_MAX.
-  EXPECT_EQ(detail::parse_byte_count("V", "123"), 123u);
-  EXPECT_EQ(detail::parse_byte_count("V", "18446744073709551615"), std::numeric_limits<std::size_t>::max());
-  for (const char* bad : {"", "-1", "+1", " 1", "1 ", "1e6", "18446744073709551616"})
-    EXPECT_THROW(detail::parse_byte_count("V", bad), std::invalid_argument) << "'" << bad << "'";
+}
+#endif
+
+// A host-tunable variant's two tunings (kcnn/tuning.hpp) compute the same output on every backend
+// the build has: the portable source (variant::portable) against the default (the host tuning on
+// a host backend), bit for bit (the same arithmetic per element), in every compile-time layout,
+// at shapes whose runs are not multiples of a lane block.
+TEST(Tunings, PortableAndDefaultAgreeBitForBit) {
+  const dims4 d{3, 37, 5, 19};
+  const auto va = [](int n, int c, int y, int x) { return float((n * 31 + c * 7 + y * 5 + x * 3) % 17) - 8.5f; };
+  const auto vb = [](int n, int c, int y, int x) { return float((n * 11 + c * 13 + y * 3 + x) % 9) * 0.5f; };
+  const auto check = [&](auto lt) {
+    using L = decltype(lt);
+    const auto a = make<L>(d, va), b = make<L>(d, vb);
+    tensor4<float, L> x("x", d), y("y", d);
+    const auto same = [&](const char* what) {
+      const auto hx = host(x), hy = host(y);
+      EXPECT_TRUE(hx == hy) << what << " in " << L::name;
+    };
+    kcnn::add(exec(), a, b, x, variant::add_flat{});
+    kcnn::add(exec(), a, b, y, variant::portable<variant::add_flat>{});
+    same("add_flat");
+    kcnn::add(exec(), a, b, x, variant::add_vector{});
+    kcnn::add(exec(), a, b, y, variant::portable<variant::add_vector>{});
+    same("add_vector");
+    kcnn::activation(exec(), a, x, activation_params::elu(), variant::activation_flat{});
+    kcnn::activation(exec(), a, y, activation_params::elu(), variant::portable<variant::activation_flat>{});
+    same("activation_flat elu");
+    const dims4 half{d.n, 20, d.h, d.w}, rest{d.n, d.c - 20, d.h, d.w};
+    const std::vector<tensor4<float, L>> parts{make<L>(half, va), make<L>(rest, vb)};
+    kcnn::concat(exec(), parts, x, variant::concat_vector{});
+    kcnn::concat(exec(), parts, y, variant::portable<variant::concat_vector>{});
+    same("concat_vector");
+  };
+  check(layout::nchw{});
+  check(layout::nhwc{});
+  check(layout::chwn{});
+}
+
+// The same for the layers whose tunings sum in different orders (pooling's average, LRN's window,
+// softmax's segments): within float rounding of each other, and max pooling exactly. Windows and
+// strides that take every host path (the ring, the window read straight, the per-pixel window of
+// a window wider than the ring) and the portable ones.
+TEST(Tunings, PortableAndDefaultAgreeOnTheWindowedLayers) {
+  const dims4 d{2, 37, 9, 23};
+  const auto va = [](int n, int c, int y, int x) { return float((n * 31 + c * 7 + y * 5 + x * 3) % 17) * 0.25f - 2.0f; };
+  const auto close = [](const std::vector<double>& a, const std::vector<double>& b, double tol, const std::string& what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      ASSERT_NEAR(a[i], b[i], tol * std::max(1.0, std::abs(a[i]))) << what << " at " << i;
+  };
+  const auto check = [&](auto lt) {
+    using L = decltype(lt);
+    const std::string in_layout = L::name;
+    const auto a = make<L>(d, va);
+    for (const pool_kind k : {pool_kind::max, pool_kind::avg})
+      for (const int r : {2, 3, 17})
+        for (const int stride : {1, 2}) {
+          pool_params p = pool(d.h, r, stride, r > 8 ? 0 : r / 2, false, k);
+          p.n = d.n; p.c = d.c; p.h = d.h; p.w = d.w; p.s = r > 8 ? 5 : r;
+          if (p.r > d.h) p.r = d.h;
+          if (!p.check().empty()) continue;
+          tensor4<float, L> x("x", p.output_dims()), y("y", p.output_dims());
+          kcnn::pool(exec(), a, x, p, variant::pool_vector{});
+          kcnn::pool(exec(), a, y, p, variant::portable<variant::pool_vector>{});
+          close(host(x), host(y), k == pool_kind::max ? 0.0 : 1e-6,
+                "pool " + std::to_string(r) + "/" + std::to_string(stride) + " in " + in_layout);
+        }
+    tensor4<float, L> x("x", d), y("y", d);
+    const lrn_params lp = lrn_params::make(d, 5, 1e-2f, 0.75f, 1.0f);
+    kcnn::lrn(exec(), a, x, lp, variant::lrn_vector{});
+    kcnn::lrn(exec(), a, y, lp, variant::portable<variant::lrn_vector>{});
+    close(host(x), host(y), 1e-5, "lrn in " + in_layout);
+    const softmax_params sp = softmax_params::make(d);
+    kcnn::softmax(exec(), a, x, sp, variant::softmax_vector{});
+    kcnn::softmax(exec(), a, y, sp, variant::portable<variant::softmax_vector>{});
+    close(host(x), host(y), 1e-5, "softmax in " + in_layout);
+    tensor4<float, layout::nhwc> tx("tx", d), ty("ty", d);
+    kcnn::transform(exec(), a, tx, variant::transform_vector{});
+    kcnn::transform(exec(), a, ty, variant::portable<variant::transform_vector>{});
+    close(host(tx), host(ty), 0.0, "transform from " + in_layout);
+  };
+  check(layout::nchw{});
+  check(layout::nhwc{});
+  check(layout::chwn{});
 }

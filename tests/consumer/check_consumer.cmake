@@ -15,12 +15,21 @@ foreach(f CMakeLists.txt main.cpp)
     message(FATAL_ERROR "the installed consumer example ${INSTALLED_CONSUMER}/${f} is missing or differs from ${CONSUMER_SOURCE_DIR}/${f}")
   endif()
 endforeach()
+# The portable sources alone (kcnn/tuning.hpp): a copy of the install without kcnn/host/, so that
+# a header that still reached the host tuning would not compile.
+file(COPY ${WORK_DIR}/prefix/ DESTINATION ${WORK_DIR}/prefix_portable)
+file(REMOVE_RECURSE ${WORK_DIR}/prefix_portable/include/kcnn/host)
 # Built as a user would, warnings as errors: at the compiler's defaults and at plain -O2 (no
-# -march: a host without AVX-512 code generation, where GCC notes vectors passed by value).
-foreach(flags "" "-O2")
-  string(REPLACE "-" "" tag "default${flags}")
+# -march: a host without AVX-512 code generation, where GCC notes vectors passed by value); and
+# the portable sources alone, host tuning off, for a generic x86-64 (no vector ISA beyond SSE2).
+foreach(flags "" "-O2" "-O2 -march=x86-64 -DKCNN_HOST_TUNING=0")
+  string(REGEX REPLACE "[^A-Za-z0-9]" "" tag "default${flags}")
+  set(prefix ${WORK_DIR}/prefix)
+  if(flags MATCHES "KCNN_HOST_TUNING=0")
+    set(prefix ${WORK_DIR}/prefix_portable)
+  endif()
   execute_process(COMMAND ${CMAKE_COMMAND} -S ${INSTALLED_CONSUMER} -B ${WORK_DIR}/build_${tag}
-                    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DKokkos_DIR=${Kokkos_DIR}
+                    -DCMAKE_PREFIX_PATH=${prefix} -DKokkos_DIR=${Kokkos_DIR}
                     -DKokkosKernels_DIR=${KokkosKernels_DIR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
                     "-DCMAKE_CXX_FLAGS=${flags} -Wall -Wextra -Werror"
                   RESULT_VARIABLE rc)

@@ -281,6 +281,10 @@ void every_op() {
         auto po = alloc<L>("po", pp.output_dims());
         check(kind == kcnn::pool_kind::max ? "pool max vector" : "pool avg vector", po, kcnn::reference::pool(pp, lx), 1e-6,
               [&] { kcnn::pool(exec, in, po, pp, v::pool_vector{}); });
+        // The portable source on any backend (kcnn/tuning.hpp), composed with the read-only form.
+        check(kind == kcnn::pool_kind::max ? "pool max vector portable" : "pool avg vector portable", po,
+              kcnn::reference::pool(pp, lx), 1e-6,
+              [&] { kcnn::pool(exec, in, po, pp, v::read_only<v::portable<v::pool_vector>>{}); });
       }
     }
   }

@@ -19,10 +19,12 @@
 #include "cases/memory_spaces.hpp"
 #include "cases/reference_cache.hpp"
 #include "cases/registry.hpp"
+#include "device/host_stores.hpp"
 
 #include <kcnn/api.hpp>
 #include <kcnn/fill.hpp>
 #include <kcnn/tensor.hpp>
+#include <kcnn/tuning.hpp>
 #include <kcnn/validate.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -105,10 +107,20 @@ struct times_in_prepare<K, std::void_t<decltype(std::declval<K&>().run_sampler)>
 // descriptor's prepare with kcnn::prepare; stateless variants ignore it) and its workspace. A
 // descriptor deriving from this and from descriptor_defaults says `using
 // holds_variant<V>::workspace_bytes;` (both define it).
+// A variant with host store options (kcnn::host_store_options) gets this run's
+// (device/host_stores.hpp).
+template <class V, class = void>
+struct has_host_stores : std::false_type {};
+template <class V>
+struct has_host_stores<V, std::void_t<decltype(std::declval<V&>().host_stores)>> : std::true_type {};
 template <class Variant>
 struct holds_variant {
   using variant_type = Variant;
-  Variant v;
+  Variant v = with_run_host_stores(Variant{});
+  static Variant with_run_host_stores(Variant v) {
+    if constexpr (has_host_stores<Variant>::value) v.host_stores = run_host_stores();
+    return v;
+  }
   template <class Params>
   double workspace_bytes(const Params&) const { return kcnn::workspace_bytes(v); }
 };
@@ -472,6 +484,26 @@ void register_variant(registry& r, const variant_decl& d, memory_space_axis_tag)
     using S = decltype(space);
     (register_case<K, Layouts, S>(r, d, S::space, false), ...);
   });
+}
+
+// The portable source of a host-tunable variant (kcnn/tuning.hpp) as a tuning of its own, on a
+// build whose default execution space is a host's and that has the host tunings: the key of `d`
+// with tuning `portable`, K's variant wrapped in kcnn::variant::portable (no baseline). Beside the untuned key (the host tuning there), it says what portability costs a
+// CPU. Nothing on other builds: there the untuned key is the portable source.
+inline const bench::tuning portable_tuning{
+    "portable", "the variant's portable Kokkos source (the GPU's code, kcnn::variant::portable) on this host, beside "
+                "the untuned key's host tuning (kcnn/host/)"};
+template <class K, class... Layouts>
+void register_portable_tuning(registry& r, variant_decl d) {
+  using V = typename K::variant_type;
+  if constexpr (kcnn::detail::is_host_tunable<V>::value && kcnn::host_tuning_built &&
+                kcnn::host_backend<Kokkos::DefaultExecutionSpace>) {
+    d.tuning = d.tuning.empty() ? portable_tuning : bench::tuning{d.tuning.name + ".portable", d.tuning.doc + "; " + portable_tuning.doc};
+    d.baseline = false;
+    register_variant<typename K::template with_variant<kcnn::variant::portable<V>>, Layouts...>(r, d);
+  } else {
+    (void)r, (void)d;
+  }
 }
 
 // Registers a case that is not a layer descriptor (the studies under benchmarks/studies/), in

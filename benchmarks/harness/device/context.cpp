@@ -3,7 +3,7 @@
 #include "kcnn_build_info.hpp"
 
 #include <kcnn/compat.hpp>
-#include <kcnn/lanes.hpp>
+#include "device/host_stores.hpp"
 #include <kcnn/tensor.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -217,8 +217,8 @@ run_context make_context(int argc, char** argv, const std::string& suite) {
                                       "CUBLAS_WORKSPACE_CONFIG", "OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES",
                                       "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "KOKKOS_NUM_THREADS",
                                       "KCNN_STREAMING_STORE_BYTES"});
-  c.streaming_stores = streaming_available && host_backend<Kokkos::DefaultExecutionSpace>;
-  c.streaming_store_threshold_bytes = streaming_store_threshold();
+  c.streaming_stores = run_streams_available();
+  c.streaming_store_threshold_bytes = run_streaming_store_bytes();
   std::ostringstream cfg;
   Kokkos::print_configuration(cfg, true);
   c.kokkos_configuration = cfg.str();

@@ -35,7 +35,8 @@ struct run_context {
   std::string host_cpu, hostname;
   int host_logical_cpus = 0;
   // Whether host kernels store outputs of at least the threshold non-temporally
-  // (kcnn::streams_output: a host backend on x86), and the threshold in effect.
+  // (the host tuning's stream_lanes: a host backend on x86), and the threshold in effect
+  // (device/host_stores.hpp).
   bool streaming_stores = false;
   std::size_t streaming_store_threshold_bytes = 0;
   std::string compiler, cxx_flags, build_type;

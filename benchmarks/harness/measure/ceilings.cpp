@@ -7,6 +7,10 @@
 #include <kcnn/compat.hpp>
 #include <kcnn/compat_blas.hpp>
 #include <kcnn/lanes.hpp>
+#if KCNN_HOST_TUNING
+#include <kcnn/host/rows.hpp>
+#include <kcnn/host/streaming.hpp>
+#endif
 
 #include <Kokkos_Core.hpp>
 
@@ -38,11 +42,11 @@ struct copy4_kernel {
     b(i + 3 * q) = x3;
   }
 };
-// The copy with non-temporal stores (host: kcnn::stream_lanes over chunks of flat_chunk elements,
-// as the flat forms take them): no write-allocate read of the destination, the bandwidth a
+#if KCNN_HOST_TUNING
+// The copy with non-temporal stores (kcnn::host_tuning::stream_lanes over chunks of host_tuning::flat_chunk
+// elements, as the host tuning's flat forms take them): no write-allocate read of the destination, the bandwidth a
 // kernel that streams its output can reach. Vector by vector, not through stream_chunk's
-// buffer: GCC makes a copy into the buffer a memcpy call (8 GB/s against 13 on this project's
-// Xeon host, the same minute).
+// buffer: GCC makes a copy into the buffer a memcpy call, which halves the copy's bandwidth.
 // A template (instantiated for host backends only: a GPU build has no use for it).
 template <class Exec>
 struct copy_stream_kernel {
@@ -50,17 +54,18 @@ struct copy_stream_kernel {
   float* b;
   std::size_t n;
   void operator()(const std::size_t item) const {
-    constexpr std::size_t chunk = flat_chunk<Exec>;
+    constexpr std::size_t chunk = host_tuning::flat_chunk;
     const std::size_t begin = item * chunk, end = n - begin < chunk ? n : begin + chunk;
     std::size_t i = begin;
     for (; i + 16 <= end; i += 16) {
       float_lanes<16> v;
       load_lanes<16>(v, a + i);
-      stream_lanes<16>(b + i, v);
+      host_tuning::stream_lanes<16>(b + i, v);
     }
     for (; i < end; ++i) b[i] = a[i];
   }
 };
+#endif
 struct triad_kernel {
   Kokkos::View<float*> a;
   Kokkos::View<const float*> b, c;
@@ -109,15 +114,18 @@ double best_seconds(const sampler& timer, int reps, double overhead_s, const F& 
 template <class Exec>
 double copy_stream_seconds(const sampler& timer, const float* a, float* b, const std::size_t n, const int reps,
                            const double overhead_s) {
-  if constexpr (!host_backend<Exec>) {
+  if constexpr (!host_backend<Exec> || !host_tuning_built) {
+    (void)timer, (void)a, (void)b, (void)n, (void)reps, (void)overhead_s;
     return 0;
   } else {
-    constexpr std::size_t chunk = flat_chunk<Exec>;
+#if KCNN_HOST_TUNING
+    constexpr std::size_t chunk = host_tuning::flat_chunk;
     const Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::size_t>> chunks(0, (n + chunk - 1) / chunk);
     return best_seconds(timer, reps, overhead_s, [&] {
       Kokkos::parallel_for("kcnn::ceil.copy_stream", chunks, copy_stream_kernel<Exec>{a, b, n});
-      stream_fence_threads(Exec());
+      host_tuning::stream_fence_threads(Exec());
     });
+#endif
   }
 }
 
@@ -149,6 +157,68 @@ double copy_seconds(const sampler& timer, std::size_t n, int reps, double overhe
   return s;
 }
 
+// The copy ceilings over two arrays of n floats: the one-element copy, and the 4-element,
+// streamed and device-to-device copies where measured.
+void copy_ceilings(ceilings& c, const sampler& timer, std::size_t n, double overhead_s) {
+  c.array_bytes = double(n) * sizeof(float);
+  c.copy_s = copy_seconds(timer, n, c.reps, overhead_s, {&c.copy4_s, &c.copy_stream_s, &c.d2d_copy_s});
+  c.copy_gbps = 2.0 * c.array_bytes / c.copy_s / 1e9;
+  if (c.d2d_copy_s > 0) c.d2d_copy_gbps = 2.0 * c.array_bytes / c.d2d_copy_s / 1e9;
+  if (c.copy_stream_s > 0) c.copy_stream_gbps = 2.0 * c.array_bytes / c.copy_stream_s / 1e9;
+  c.copy4_array_bytes = double(n / 4 * 4) * sizeof(float);
+  if (c.copy4_s > 0) c.copy4_gbps = 2.0 * c.copy4_array_bytes / c.copy4_s / 1e9;
+}
+
+void triad_ceiling(ceilings& c, const sampler& timer, std::size_t n, double overhead_s) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  Kokkos::View<float*> a("kcnn::ceil.a", n), b("kcnn::ceil.b", n), cc("kcnn::ceil.c", n);
+  Kokkos::deep_copy(b, 2.0f);
+  Kokkos::deep_copy(cc, 3.0f);
+  const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, n);
+  c.triad_s = best_seconds(timer, c.reps, overhead_s,
+                           [&] { Kokkos::parallel_for("kcnn::ceil.triad", range, triad_kernel{a, b, cc, 0.5f}); });
+  c.triad_gbps = 3.0 * c.array_bytes / c.triad_s / 1e9;
+}
+
+// The same copy with both arrays in half the last-level cache (L2 on a GPU): the ceiling of
+// warm cases whose working set fits there (fits_in_cache).
+void cache_copy_ceiling(ceilings& c, const sampler& timer, double llc_bytes, double overhead_s) {
+  const std::size_t m = std::max<std::size_t>(1024, std::size_t(llc_bytes / 4 / sizeof(float)));
+  c.cache_array_bytes = double(m) * sizeof(float);
+  c.cache_copy_s = copy_seconds(timer, m, c.reps, overhead_s);
+  c.cache_copy_gbps = 2.0 * c.cache_array_bytes / c.cache_copy_s / 1e9;
+}
+
+void fma_ceiling(ceilings& c, const sampler& timer, bool host, double overhead_s) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  // Enough work items to fill a GPU many times over; on a host, enough to run ~0.1 s.
+  const std::size_t items = host ? std::size_t(2048) * std::max(1, exec().concurrency()) : std::size_t(1) << 20;
+  const int iters = host ? 512 : 2048;
+  Kokkos::View<float*> out("kcnn::ceil.fma", items);
+  const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, items);
+  constexpr int host_chains = 128, device_chains = 32;
+  const double t = best_seconds(timer, c.reps, overhead_s, [&] {
+    if (host) Kokkos::parallel_for("kcnn::ceil.fma", range, fma_kernel<host_chains>{out, iters});
+    else Kokkos::parallel_for("kcnn::ceil.fma", range, fma_kernel<device_chains>{out, iters});
+  });
+  c.fma_s = t;
+  c.fma_flops = 2.0 * double(items) * iters * (host ? host_chains : device_chains);
+  c.fma_gflops = c.fma_flops / t / 1e9;
+}
+
+void gemm_ceiling(ceilings& c, const sampler& timer, bool host, double overhead_s) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  c.gemm_n = host ? 1024 : 8192;
+  const int m = c.gemm_n;
+  Kokkos::View<float**, Kokkos::LayoutLeft> A("kcnn::ceil.A", m, m), B("kcnn::ceil.B", m, m),
+      C("kcnn::ceil.C", m, m);
+  Kokkos::deep_copy(A, 0.5f);
+  Kokkos::deep_copy(B, 0.25f);
+  const double t = best_seconds(timer, host ? 2 : c.reps, overhead_s, [&] { compat::gemm(exec(), "N", "N", 1.0f, A, B, 0.0f, C); });
+  c.gemm_s = t;
+  c.gemm_gflops = 2.0 * double(m) * m * m / t / 1e9;
+}
+
 }  // namespace
 
 ceilings measure_ceilings(double llc_bytes, const sampler& timer) {
@@ -163,62 +233,17 @@ ceilings measure_ceilings(double llc_bytes, const sampler& timer) {
   // 4x the last-level cache, at least 64 MiB and at most 1 GiB per array (server CPUs report a
   // socket-wide L3 of hundreds of MiB that a few cores cannot fill anyway).
   const std::size_t n = std::size_t(std::clamp(4.0 * llc_bytes, 64.0 * 1024 * 1024, 1024.0 * 1024 * 1024) / sizeof(float));
-  c.array_bytes = double(n) * sizeof(float);
-  c.copy_s = copy_seconds(timer, n, c.reps, overhead_s, {&c.copy4_s, &c.copy_stream_s, &c.d2d_copy_s});
-  c.copy_gbps = 2.0 * c.array_bytes / c.copy_s / 1e9;
-  if (c.d2d_copy_s > 0) c.d2d_copy_gbps = 2.0 * c.array_bytes / c.d2d_copy_s / 1e9;
-  if (c.copy_stream_s > 0) c.copy_stream_gbps = 2.0 * c.array_bytes / c.copy_stream_s / 1e9;
-  c.copy4_array_bytes = double(n / 4 * 4) * sizeof(float);
-  if (c.copy4_s > 0) c.copy4_gbps = 2.0 * c.copy4_array_bytes / c.copy4_s / 1e9;
+  copy_ceilings(c, timer, n, overhead_s);
   // A stop (SIGINT, SIGTERM) ends the ceilings after the section it arrives in: the sections left
   // would still allocate and first-touch their arrays (seconds on a loaded host).
   if (stop_requested()) return c;
-  {
-    Kokkos::View<float*> a("kcnn::ceil.a", n), b("kcnn::ceil.b", n), cc("kcnn::ceil.c", n);
-    Kokkos::deep_copy(b, 2.0f);
-    Kokkos::deep_copy(cc, 3.0f);
-    const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, n);
-    c.triad_s = best_seconds(timer, c.reps, overhead_s,
-                             [&] { Kokkos::parallel_for("kcnn::ceil.triad", range, triad_kernel{a, b, cc, 0.5f}); });
-    c.triad_gbps = 3.0 * c.array_bytes / c.triad_s / 1e9;
-  }
+  triad_ceiling(c, timer, n, overhead_s);
   if (stop_requested()) return c;
-  // The same copy with both arrays in half the last-level cache (L2 on a GPU): the ceiling of
-  // warm cases whose working set fits there (fits_in_cache).
-  if (llc_bytes > 0) {
-    const std::size_t m = std::max<std::size_t>(1024, std::size_t(llc_bytes / 4 / sizeof(float)));
-    c.cache_array_bytes = double(m) * sizeof(float);
-    c.cache_copy_s = copy_seconds(timer, m, c.reps, overhead_s);
-    c.cache_copy_gbps = 2.0 * c.cache_array_bytes / c.cache_copy_s / 1e9;
-  }
+  if (llc_bytes > 0) cache_copy_ceiling(c, timer, llc_bytes, overhead_s);
   if (stop_requested()) return c;
-  {
-    // Enough work items to fill a GPU many times over; on a host, enough to run ~0.1 s.
-    const std::size_t items = host ? std::size_t(2048) * std::max(1, exec().concurrency()) : std::size_t(1) << 20;
-    const int iters = host ? 512 : 2048;
-    Kokkos::View<float*> out("kcnn::ceil.fma", items);
-    const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> range(0, items);
-    constexpr int host_chains = 128, device_chains = 32;
-    const double t = best_seconds(timer, c.reps, overhead_s, [&] {
-      if (host) Kokkos::parallel_for("kcnn::ceil.fma", range, fma_kernel<host_chains>{out, iters});
-      else Kokkos::parallel_for("kcnn::ceil.fma", range, fma_kernel<device_chains>{out, iters});
-    });
-    c.fma_s = t;
-    c.fma_flops = 2.0 * double(items) * iters * (host ? host_chains : device_chains);
-    c.fma_gflops = c.fma_flops / t / 1e9;
-  }
+  fma_ceiling(c, timer, host, overhead_s);
   if (stop_requested()) return c;
-  {
-    c.gemm_n = host ? 1024 : 8192;
-    const int m = c.gemm_n;
-    Kokkos::View<float**, Kokkos::LayoutLeft> A("kcnn::ceil.A", m, m), B("kcnn::ceil.B", m, m),
-        C("kcnn::ceil.C", m, m);
-    Kokkos::deep_copy(A, 0.5f);
-    Kokkos::deep_copy(B, 0.25f);
-    const double t = best_seconds(timer, host ? 2 : c.reps, overhead_s, [&] { compat::gemm(exec(), "N", "N", 1.0f, A, B, 0.0f, C); });
-    c.gemm_s = t;
-    c.gemm_gflops = 2.0 * double(m) * m * m / t / 1e9;
-  }
+  gemm_ceiling(c, timer, host, overhead_s);
   c.timer_overhead_s = overhead_s;
   c.seconds = total.seconds();
   c.measured = true;

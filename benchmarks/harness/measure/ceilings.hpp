@@ -26,7 +26,7 @@ struct ceilings {
   bool device_roof = false;  // a GPU backend's ceilings: copy4 and the d2d copy count in the roof
   // The copy with non-temporal stores (kcnn::stream_lanes: no write-allocate read of the
   // destination), host backends only (0 on a GPU): what a kernel that streams its output (the
-  // flat forms and host pooling, above kcnn::streaming_store_threshold()) can reach. Part of the
+  // flat forms and host pooling, above the run's streaming threshold) can reach. Part of the
   // roof.
   double copy_stream_gbps = 0, copy_stream_s = 0;
   double timer_overhead_s = 0;  // what the samples amortised

@@ -193,6 +193,278 @@ int swapped_pass(const suite& su, const options& opt, const std::vector<double>&
             << "\n";
   return failed;
 }
+
+// One network suite under --network: its plans (uniform per layout, per-layer, optimal) run and
+// written, the per-layer breakdown, then the arena and swapped passes; stage by stage over
+// shared state.
+struct network_plans {
+  network_plans(const suite& su, const options& opt, const std::vector<measured_case>& measured, results_writer& writer,
+                const case_settings& settings, const sampler& timer, bool modelled, double tolerance)
+      : su(su), opt(opt), measured(measured), writer(writer), settings(settings), timer(timer), modelled(modelled),
+        tolerance(tolerance), l0(su.layers.front()) {}
+
+  const suite& su;
+  const options& opt;
+  const std::vector<measured_case>& measured;
+  results_writer& writer;
+  const case_settings& settings;
+  const sampler& timer;
+  const bool modelled;
+  const double tolerance;
+  const layer_spec& l0;
+  std::vector<double> reference;
+  std::vector<forward_plan> plans;
+  bool have_per_layer = false;
+  plan_costs costs;
+  layout_plan_solution optimal;
+  std::vector<forward_result> results;
+  int failures = 0;
+
+  void run() {
+    compute_reference();
+    choose_plans();
+    for (const auto& p : plans) {
+      if (stop_requested()) break;  // SIGINT or SIGTERM: the plans not run are not written
+      run_plan(p);
+    }
+    print_breakdown();
+    arena_and_swapped_passes();
+  }
+
+  void compute_reference() {
+    std::cout << "\nkcnn network " << l0.network << " (batch " << l0.n << ", " << su.layers.size() << " layers)\n";
+    const budget_clock ref_clock;  // for the progress line
+    reference = reference_forward(su, opt.seed, settings);
+    std::cout << "host reference forward pass: " << fixed(ref_clock.seconds(), 1) << " s\n";
+  }
+
+  // The per-layer plan: each layer's fastest measured chainable case of this run.
+  forward_plan per_layer_plan() const {
+    forward_plan per_layer{"per_layer", {}};
+    for (const auto& l : su.layers) {
+      const measured_case* best = nullptr;
+      for (const auto& m : measured)
+        if (m.network == l.network && m.layer == l.layer && chainable(*m.variant) &&
+            (!best || m.time_ms < best->time_ms))
+          best = &m;
+      per_layer.variants.push_back(best ? best->variant : nullptr);
+    }
+    return per_layer;
+  }
+
+  void choose_plans() {
+    for (layout_axis lay : plan_layouts) plans.push_back(uniform_plan(su, lay));
+    const forward_plan per_layer = per_layer_plan();
+    have_per_layer = std::all_of(per_layer.variants.begin(), per_layer.variants.end(), [](auto* v) { return v != nullptr; });
+    if (have_per_layer) plans.push_back(per_layer);
+    else std::cout << "per_layer plan: not every layer has a measured chainable case (filters?); skipped\n";
+    add_optimal_plan();
+  }
+
+  // The optimal plan (modes/layout_planner.hpp) over this run's layer times and the transforms
+  // timed here.
+  void add_optimal_plan() {
+    if (!have_per_layer) {
+      std::cout << "optimal plan: needs a measured chainable case of every layer; skipped\n";
+      return;
+    }
+    const budget_clock planning;  // for the progress line
+    costs = measure_plan_costs(su, measured, opt, settings, timer);
+    optimal = optimal_layout_plan(costs.problem);
+    forward_plan p{"optimal", {}};
+    for (std::size_t i = 0; i < su.layers.size(); ++i) p.variants.push_back(costs.best[i][std::size_t(optimal.layout[i])]);
+    plans.push_back(p);
+    std::cout << "optimal plan: predicted " << fixed(optimal.cost, 3) << " ms with " << optimal.transforms << " transforms ("
+              << (optimal.exact ? "exact" : "pruned to the cheapest states: not proven optimal") << ", up to "
+              << optimal.peak_states << " frontier states; " << costs.transform_shapes << " transforms "
+              << (modelled ? "modelled" : "timed") << "; "
+              << fixed(planning.seconds(), 1) << " s)\n";
+  }
+
+  // One plan's forward pass, its rows and its line.
+  void run_plan(const forward_plan& p) {
+    forward_result r;
+    std::string error;
+    try {
+      r = run_forward(su, p, opt.seed, reference, tolerance, opt.min_reps, modelled ? 0 : opt.max_reps, opt.budget_s,
+                      activation_memory::separate, settings);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    bool complete = true;  // modelled: every step has a modelled time
+    if (modelled && error.empty() && r.check.passed) complete = model_plan_time(r, p);
+    r.plan = p.name;
+    const result_row row = plan_row(p, r, error, complete);
+    writer.write(row);
+    std::cout << std::left << std::setw(14) << p.name << std::right;
+    if (is_timed(row.status))
+      std::cout << std::setw(12) << fixed(r.total_ms, 3) << (modelled ? " ms modelled" : " ms") << "  speedup " << fixed(results.empty() ? 1.0 : results.front().total_ms / r.total_ms, 2)
+                << "x  transforms " << r.transforms << "  rel_err " << std::setprecision(2) << r.check.rel_l2 << "\n";
+    else
+      std::cout << "  " << name(row.status) << ": " << row.note << "\n";
+    results.push_back(r);
+  }
+
+  // Modelled: the pass's time is the sum of its steps' modelled times (the cases' and the
+  // transforms'); false when a step has none.
+  bool model_plan_time(forward_result& r, const forward_plan& p) const {
+    bool complete = true;
+    r.total_ms = 0;
+    for (auto& st : r.steps) {
+      st.ms = st.transform ? costs.transform(st.dims, st.from, st.to) : std::nan("");
+      if (!st.transform)
+        for (const auto& m : measured)
+          if (m.variant == p.variants[std::size_t(st.layer)] && m.network == l0.network &&
+              m.layer == su.layers[std::size_t(st.layer)].layer)
+            st.ms = m.time_ms * su.layers[std::size_t(st.layer)].repeat;
+      complete = complete && !std::isnan(st.ms);
+      r.total_ms += st.ms;
+    }
+    return complete;
+  }
+
+  // The plan's row; a plan that ran also writes its steps' rows, before it. Counts a failure.
+  result_row plan_row(const forward_plan& p, const forward_result& r, const std::string& error, bool complete) {
+    const std::string lay = p.name.rfind("uniform_", 0) == 0 ? p.name.substr(8) : "mixed";
+    result_row row = network_row(writer.context(), l0, p.name, "all", lay, "");
+    row.bytes = r.arena_bytes;
+    if (!error.empty()) {
+      row.status = case_status::error;
+      row.note = error;
+      ++failures;
+    } else if (!r.check.passed) {
+      row.status = case_status::failed_validation;
+      row.rel_error = r.check.rel_l2;
+      row.note = r.check.message;
+      ++failures;
+    } else {
+      row.status = case_status::ok;
+      row.reps = r.reps;
+      row.rel_error = r.check.rel_l2;
+      row.tolerance = tolerance;
+      describe_passed_plan(row, p, r, complete);
+      write_step_rows(p, r);
+    }
+    return row;
+  }
+
+  // A validated plan's time (timed or modelled) and note: its speedup, transforms, activations
+  // and, timed, what the planner's costs predicted.
+  void describe_passed_plan(result_row& row, const forward_plan& p, const forward_result& r, bool complete) const {
+    const double base = results.empty() ? r.total_ms : results.front().total_ms;
+    row.note = (std::isnan(base) || !complete ? std::string() : "speedup " + fixed(base / r.total_ms, 2) + "x over uniform_nchw; ") +
+               std::to_string(r.transforms) + " layout transforms; activations " + fixed(r.arena_bytes / 1048576.0, 1) + " MiB";
+    if (modelled) {
+      row.model.present = complete;
+      row.model.time_us = r.total_ms * 1e3;
+      row.note = complete ? "modelled: " + fixed(r.total_ms, 3) +
+                                " ms, the sum of the steps' modelled times; executed once through the GPU code paths "
+                                "and validated, not timed; " + row.note
+                          : "not modelled: a step has no modelled time (a library call?); validated; " + row.note;
+    } else {
+      row.time_ms_median = r.total_ms;
+    }
+    if (have_per_layer && !modelled) {
+      const double predicted = predicted_ms(costs, p, su, measured);
+      if (!std::isnan(predicted)) row.note += "; predicted " + fixed(predicted, 3) + " ms from this run's layer and transform times";
+      if (p.name == "optimal" && !optimal.exact) row.note += " (plan pruned: not proven optimal)";
+    }
+    if (modelled && p.name == "optimal" && !optimal.exact) row.note += " (plan pruned: not proven optimal)";
+  }
+
+  void write_step_rows(const forward_plan& p, const forward_result& r) {
+    for (const auto& s : r.steps) {
+      result_row sr = network_row(writer.context(), l0, p.name, s.label, s.layout, s.variant);
+      sr.status = case_status::ok;
+      sr.reps = r.reps;
+      if (modelled) {
+        sr.model.present = !std::isnan(s.ms);
+        sr.model.time_us = s.ms * 1e3;
+        sr.note = "modelled step of the forward pass";
+      } else {
+        sr.time_ms_median = s.ms;
+        sr.note = "fenced step of the forward pass";
+      }
+      writer.write(sr);
+    }
+  }
+
+  // Per-layer breakdown, plans side by side (ms of the fenced steps).
+  void print_breakdown() const {
+    if (results.empty() || !results.front().check.passed) return;
+    std::cout << std::left << std::setw(28) << "layer" << std::right;
+    for (const auto& r : results) std::cout << std::setw(14) << r.plan;
+    std::cout << "  " << results.back().plan << " choice\n";
+    const auto& last = results.back();
+    std::map<std::string, std::vector<double>> by_label;
+    for (const auto& r : results)
+      for (const auto& s : r.steps) by_label[s.label].resize(results.size(), -1);
+    for (std::size_t k = 0; k < results.size(); ++k)
+      for (const auto& s : results[k].steps) by_label[s.label][k] = s.ms;
+    std::vector<std::string> order;
+    for (const auto& s : last.steps) order.push_back(s.label);
+    for (const auto& s : results.front().steps)
+      if (std::find(order.begin(), order.end(), s.label) == order.end()) order.push_back(s.label);
+    for (const auto& label : order) {
+      std::cout << std::left << std::setw(28) << label.substr(0, 27) << std::right;
+      for (double ms : by_label[label]) std::cout << std::setw(14) << (ms < 0 ? "-" : fixed(ms, 3));
+      for (const auto& s : last.steps)
+        if (s.label == label) std::cout << "  " << s.layout << " " << s.variant;
+      std::cout << "\n";
+    }
+  }
+
+  // The planned arena: the uniform nchw pass with every activation carved out of one first-fit
+  // arena, in-place layers on variants safe in place (in_place_plan); under --memory-limit, that
+  // arena with the swap plan executed (forward_pass.hpp).
+  void arena_and_swapped_passes() {
+    if (modelled) {
+      std::cout << "arena and swapped passes: host timings, not run in the gpu-model build\n";
+      return;
+    }
+    if (results.empty() || !results.front().check.passed || stop_requested()) return;
+    const double mib = 1048576.0;
+    forward_result a;
+    std::string error, swapped_in;
+    try {
+      const forward_plan arena_plan = in_place_plan(su, layout_axis::nchw, settings);
+      for (std::size_t i = 0; i < su.layers.size(); ++i)
+        if (arena_plan.variants[i] != plans.front().variants[i])
+          swapped_in += (swapped_in.empty() ? "" : ", ") + su.layers[i].layer + " " + arena_plan.variants[i]->variant_name();
+      a = run_forward(su, arena_plan, opt.seed, reference, tolerance, opt.min_reps, opt.max_reps, opt.budget_s,
+                      activation_memory::arena, settings);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    // The same kernels as the separate-buffer pass must give the same bits; other (in-place)
+    // variants are held to the reference.
+    const bool same = error.empty() && a.check.passed && (!swapped_in.empty() || a.output == results.front().output);
+    result_row row = network_row(writer.context(), l0, "uniform_nchw_arena", "all", "nchw", "");
+    row.bytes = a.arena_bytes;
+    row.status = same ? case_status::ok : (error.empty() ? case_status::failed_validation : case_status::error);
+    row.rel_error = a.check.rel_l2;
+    row.note = error.empty() ? "first-fit arena of " + fixed(a.arena_bytes / mib, 1) + " MiB vs " +
+                                   fixed(results.front().arena_bytes / mib, 1) + " MiB in separate buffers" +
+                                   (swapped_in.empty() ? "" : "; in place with " + swapped_in) + "; output " +
+                                   (a.output == results.front().output ? "identical to the separate-buffer pass"
+                                    : swapped_in.empty() ? "DIFFERENT from the separate-buffer pass (same kernels)"
+                                                         : "validated against the reference (other variants: other rounding)")
+                             : error;
+    if (is_timed(row.status)) {
+      row.time_ms_median = a.total_ms;
+      row.reps = a.reps;
+      row.tolerance = tolerance;
+    } else {
+      ++failures;
+    }
+    writer.write(row);
+    std::cout << "arena: " << row.note << "\n";
+
+    if (same)
+      for (const double limit_mib : opt.memory_limits_mib)
+        if (!stop_requested()) failures += swapped_pass(su, opt, reference, tolerance, a, limit_mib, writer, settings);
+  }
+};
 }  // namespace
 
 int run_network_plans(const options& opt, const std::vector<suite>& suites, const std::vector<measured_case>& measured,
@@ -205,206 +477,9 @@ int run_network_plans(const options& opt, const std::vector<suite>& suites, cons
   const double tolerance = 1e-3;  // fp32 kernels against a double reference, through the whole network
   for (const auto& su : suites) {
     if (su.kind != suite_kind::network) continue;
-    const auto& l0 = su.layers.front();
-    std::cout << "\nkcnn network " << l0.network << " (batch " << l0.n << ", " << su.layers.size() << " layers)\n";
-    const budget_clock ref_clock;  // for the progress line
-    const std::vector<double> reference = reference_forward(su, opt.seed, settings);
-    std::cout << "host reference forward pass: " << fixed(ref_clock.seconds(), 1) << " s\n";
-
-    std::vector<forward_plan> plans;
-    for (layout_axis lay : plan_layouts) plans.push_back(uniform_plan(su, lay));
-    // The per-layer plan: each layer's fastest measured chainable case of this run.
-    forward_plan per_layer{"per_layer", {}};
-    for (const auto& l : su.layers) {
-      const measured_case* best = nullptr;
-      for (const auto& m : measured)
-        if (m.network == l.network && m.layer == l.layer && chainable(*m.variant) &&
-            (!best || m.time_ms < best->time_ms))
-          best = &m;
-      per_layer.variants.push_back(best ? best->variant : nullptr);
-    }
-    const bool have_per_layer = std::all_of(per_layer.variants.begin(), per_layer.variants.end(), [](auto* v) { return v != nullptr; });
-    if (have_per_layer) plans.push_back(per_layer);
-    else std::cout << "per_layer plan: not every layer has a measured chainable case (filters?); skipped\n";
-
-    // The optimal plan (modes/layout_planner.hpp) over this run's layer times and the transforms
-    // timed here.
-    plan_costs costs;
-    layout_plan_solution optimal;
-    if (have_per_layer) {
-      const budget_clock planning;  // for the progress line
-      costs = measure_plan_costs(su, measured, opt, settings, timer);
-      optimal = optimal_layout_plan(costs.problem);
-      forward_plan p{"optimal", {}};
-      for (std::size_t i = 0; i < su.layers.size(); ++i) p.variants.push_back(costs.best[i][std::size_t(optimal.layout[i])]);
-      plans.push_back(p);
-      std::cout << "optimal plan: predicted " << fixed(optimal.cost, 3) << " ms with " << optimal.transforms << " transforms ("
-                << (optimal.exact ? "exact" : "pruned to the cheapest states: not proven optimal") << ", up to "
-                << optimal.peak_states << " frontier states; " << costs.transform_shapes << " transforms "
-                << (modelled ? "modelled" : "timed") << "; "
-                << fixed(planning.seconds(), 1) << " s)\n";
-    } else {
-      std::cout << "optimal plan: needs a measured chainable case of every layer; skipped\n";
-    }
-
-    std::vector<forward_result> results;
-    for (const auto& p : plans) {
-      if (stop_requested()) break;  // SIGINT or SIGTERM: the plans not run are not written
-      forward_result r;
-      std::string error;
-      try {
-        r = run_forward(su, p, opt.seed, reference, tolerance, opt.min_reps, modelled ? 0 : opt.max_reps, opt.budget_s,
-                        activation_memory::separate, settings);
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      bool complete = true;  // modelled: every step has a modelled time
-      if (modelled && error.empty() && r.check.passed) {
-        r.total_ms = 0;
-        for (auto& st : r.steps) {
-          st.ms = st.transform ? costs.transform(st.dims, st.from, st.to) : std::nan("");
-          if (!st.transform)
-            for (const auto& m : measured)
-              if (m.variant == p.variants[std::size_t(st.layer)] && m.network == l0.network &&
-                  m.layer == su.layers[std::size_t(st.layer)].layer)
-                st.ms = m.time_ms * su.layers[std::size_t(st.layer)].repeat;
-          complete = complete && !std::isnan(st.ms);
-          r.total_ms += st.ms;
-        }
-      }
-      r.plan = p.name;
-      const std::string lay = p.name.rfind("uniform_", 0) == 0 ? p.name.substr(8) : "mixed";
-      result_row row = network_row(writer.context(), l0, p.name, "all", lay, "");
-      row.bytes = r.arena_bytes;
-      if (!error.empty()) {
-        row.status = case_status::error;
-        row.note = error;
-        ++failures;
-      } else if (!r.check.passed) {
-        row.status = case_status::failed_validation;
-        row.rel_error = r.check.rel_l2;
-        row.note = r.check.message;
-        ++failures;
-      } else {
-        row.status = case_status::ok;
-        row.reps = r.reps;
-        row.rel_error = r.check.rel_l2;
-        row.tolerance = tolerance;
-        const double base = results.empty() ? r.total_ms : results.front().total_ms;
-        row.note = (std::isnan(base) || !complete ? std::string() : "speedup " + fixed(base / r.total_ms, 2) + "x over uniform_nchw; ") +
-                   std::to_string(r.transforms) + " layout transforms; activations " + fixed(r.arena_bytes / 1048576.0, 1) + " MiB";
-        if (modelled) {
-          row.model.present = complete;
-          row.model.time_us = r.total_ms * 1e3;
-          row.note = complete ? "modelled: " + fixed(r.total_ms, 3) +
-                                    " ms, the sum of the steps' modelled times; executed once through the GPU code paths "
-                                    "and validated, not timed; " + row.note
-                              : "not modelled: a step has no modelled time (a library call?); validated; " + row.note;
-        } else {
-          row.time_ms_median = r.total_ms;
-        }
-        if (have_per_layer && !modelled) {
-          const double predicted = predicted_ms(costs, p, su, measured);
-          if (!std::isnan(predicted)) row.note += "; predicted " + fixed(predicted, 3) + " ms from this run's layer and transform times";
-          if (p.name == "optimal" && !optimal.exact) row.note += " (plan pruned: not proven optimal)";
-        }
-        if (modelled && p.name == "optimal" && !optimal.exact) row.note += " (plan pruned: not proven optimal)";
-        for (const auto& s : r.steps) {
-          result_row sr = network_row(writer.context(), l0, p.name, s.label, s.layout, s.variant);
-          sr.status = case_status::ok;
-          sr.reps = r.reps;
-          if (modelled) {
-            sr.model.present = !std::isnan(s.ms);
-            sr.model.time_us = s.ms * 1e3;
-            sr.note = "modelled step of the forward pass";
-          } else {
-            sr.time_ms_median = s.ms;
-            sr.note = "fenced step of the forward pass";
-          }
-          writer.write(sr);
-        }
-      }
-      writer.write(row);
-      std::cout << std::left << std::setw(14) << p.name << std::right;
-      if (is_timed(row.status))
-        std::cout << std::setw(12) << fixed(r.total_ms, 3) << (modelled ? " ms modelled" : " ms") << "  speedup " << fixed(results.empty() ? 1.0 : results.front().total_ms / r.total_ms, 2)
-                  << "x  transforms " << r.transforms << "  rel_err " << std::setprecision(2) << r.check.rel_l2 << "\n";
-      else
-        std::cout << "  " << name(row.status) << ": " << row.note << "\n";
-      results.push_back(r);
-    }
-
-    // Per-layer breakdown, plans side by side (ms of the fenced steps).
-    if (!results.empty() && results.front().check.passed) {
-      std::cout << std::left << std::setw(28) << "layer" << std::right;
-      for (const auto& r : results) std::cout << std::setw(14) << r.plan;
-      std::cout << "  " << results.back().plan << " choice\n";
-      const auto& last = results.back();
-      std::map<std::string, std::vector<double>> by_label;
-      for (const auto& r : results)
-        for (const auto& s : r.steps) by_label[s.label].resize(results.size(), -1);
-      for (std::size_t k = 0; k < results.size(); ++k)
-        for (const auto& s : results[k].steps) by_label[s.label][k] = s.ms;
-      std::vector<std::string> order;
-      for (const auto& s : last.steps) order.push_back(s.label);
-      for (const auto& s : results.front().steps)
-        if (std::find(order.begin(), order.end(), s.label) == order.end()) order.push_back(s.label);
-      for (const auto& label : order) {
-        std::cout << std::left << std::setw(28) << label.substr(0, 27) << std::right;
-        for (double ms : by_label[label]) std::cout << std::setw(14) << (ms < 0 ? "-" : fixed(ms, 3));
-        for (const auto& s : last.steps)
-          if (s.label == label) std::cout << "  " << s.layout << " " << s.variant;
-        std::cout << "\n";
-      }
-    }
-
-    // The planned arena: the uniform nchw pass with every activation carved out of one first-fit
-    // arena, in-place layers on variants safe in place (in_place_plan); under --memory-limit, that
-    // arena with the swap plan executed (forward_pass.hpp).
-    if (modelled) {
-      std::cout << "arena and swapped passes: host timings, not run in the gpu-model build\n";
-    } else if (!results.empty() && results.front().check.passed && !stop_requested()) {
-      const double mib = 1048576.0;
-      forward_result a;
-      std::string error, swapped_in;
-      try {
-        const forward_plan arena_plan = in_place_plan(su, layout_axis::nchw, settings);
-        for (std::size_t i = 0; i < su.layers.size(); ++i)
-          if (arena_plan.variants[i] != plans.front().variants[i])
-            swapped_in += (swapped_in.empty() ? "" : ", ") + su.layers[i].layer + " " + arena_plan.variants[i]->variant_name();
-        a = run_forward(su, arena_plan, opt.seed, reference, tolerance, opt.min_reps, opt.max_reps, opt.budget_s,
-                        activation_memory::arena, settings);
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      // The same kernels as the separate-buffer pass must give the same bits; other (in-place)
-      // variants are held to the reference.
-      const bool same = error.empty() && a.check.passed && (!swapped_in.empty() || a.output == results.front().output);
-      result_row row = network_row(writer.context(), l0, "uniform_nchw_arena", "all", "nchw", "");
-      row.bytes = a.arena_bytes;
-      row.status = same ? case_status::ok : (error.empty() ? case_status::failed_validation : case_status::error);
-      row.rel_error = a.check.rel_l2;
-      row.note = error.empty() ? "first-fit arena of " + fixed(a.arena_bytes / mib, 1) + " MiB vs " +
-                                     fixed(results.front().arena_bytes / mib, 1) + " MiB in separate buffers" +
-                                     (swapped_in.empty() ? "" : "; in place with " + swapped_in) + "; output " +
-                                     (a.output == results.front().output ? "identical to the separate-buffer pass"
-                                      : swapped_in.empty() ? "DIFFERENT from the separate-buffer pass (same kernels)"
-                                                           : "validated against the reference (other variants: other rounding)")
-                               : error;
-      if (is_timed(row.status)) {
-        row.time_ms_median = a.total_ms;
-        row.reps = a.reps;
-        row.tolerance = tolerance;
-      } else {
-        ++failures;
-      }
-      writer.write(row);
-      std::cout << "arena: " << row.note << "\n";
-
-      if (same)
-        for (const double limit_mib : opt.memory_limits_mib)
-          if (!stop_requested()) failures += swapped_pass(su, opt, reference, tolerance, a, limit_mib, writer, settings);
-    }
+    network_plans n(su, opt, measured, writer, settings, timer, modelled, tolerance);
+    n.run();
+    failures += n.failures;
   }
   return failures;
 }

@@ -180,42 +180,44 @@ std::vector<std::string> committed_model_runs(const std::string& device_slug) {
   return out;
 }
 
-}  // namespace
-
-int run_session_mode(int argc, char** argv, const options& opt) {
-  const auto start = session_clock::now();
-  const std::string self = self_executable(argv[0]);
-  // Every option the session did not consume goes to each step (--out, --quick, --cold, filters,
-  // --kokkos-*), the Kokkos ones also to the device query.
+// What every step is given: each option the session did not consume (--out, --quick, --cold,
+// filters, --kokkos-*); `kokkos_args`: the Kokkos ones, also for the device query.
+struct session_args {
   std::vector<std::string> common, kokkos_args;
+};
+
+session_args pass_through_args(int argc, char** argv) {
+  session_args s;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--session" || a == "--session-minutes") { ++i; continue; }
     if (a.rfind("--session=", 0) == 0 || a.rfind("--session-minutes=", 0) == 0) continue;
-    common.push_back(a);
-    if (a.rfind("--kokkos-", 0) == 0) kokkos_args.push_back(a);
+    s.common.push_back(a);
+    if (a.rfind("--kokkos-", 0) == 0) s.kokkos_args.push_back(a);
   }
-  const auto [device_slug, device_name] = device_of(self, kokkos_args);
-  const fs::path device_dir = fs::path(opt.out) / device_slug;
-  fs::create_directories(device_dir);
-  const std::string stamp = utc_stamp();
+  return s;
+}
 
-  auto bench_step = [&](std::string name, std::vector<std::string> args) {
-    session_step s{std::move(name), {self}, {}};
-    s.argv.insert(s.argv.end(), args.begin(), args.end());
-    s.argv.insert(s.argv.end(), common.begin(), common.end());
-    return s;
-  };
-  // Nsight Compute right after smoke, over the committed list of DRAM-sized cases
-  // (suites/ncu.csv, suites/ncu_cases.txt): --profile-only validates each case and runs it once
-  // inside a capture range, and ncu captures only those (--profile-from-start off), so nothing
-  // else is profiled (profiling a whole run did not finish one case group in 30 s on an H200).
-  // The GPU's own clocks (--clock-control none: ncu's default locks the base clock). Its metrics
-  // in <stamp>-ncu-metrics.csv beside the results (kcnn-report passes over CSVs that are not
-  // results), each kernel named after its case's NVTX range (--print-nvtx-rename kernel) in base units,
-  // what scripts/ncu-counters turns into kcnn-report's counters; the profiled run's rows go to a
-  // folder of their own. At most a third of the budget, ended by SIGINT, on which ncu writes
-  // what it has.
+// A step that is this kcnn-bench with `args`, then the common options.
+session_step bench_step(const std::string& self, const session_args& sa, std::string name, std::vector<std::string> args) {
+  session_step s{std::move(name), {self}, {}};
+  s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.argv.insert(s.argv.end(), sa.common.begin(), sa.common.end());
+  return s;
+}
+
+// Nsight Compute right after smoke, over the committed list of DRAM-sized cases
+// (suites/ncu.csv, suites/ncu_cases.txt): --profile-only validates each case and runs it once
+// inside a capture range, and ncu captures only those (--profile-from-start off), so nothing
+// else is profiled (profiling a whole run did not finish one case group in 30 s on an H200).
+// The GPU's own clocks (--clock-control none: ncu's default locks the base clock). Its metrics
+// in <stamp>-ncu-metrics.csv beside the results (kcnn-report passes over CSVs that are not
+// results), each kernel named after its case's NVTX range (--print-nvtx-rename kernel) in base units,
+// what scripts/ncu-counters turns into kcnn-report's counters; the profiled run's rows go to a
+// folder of their own. At most a third of the budget, ended by SIGINT, on which ncu writes
+// what it has.
+session_step ncu_step(const std::string& self, const session_args& sa, const options& opt, const fs::path& device_dir,
+                      const std::string& stamp) {
   session_step ncu{"ncu (model against hardware)", {}, {}, 1.0 / 3.0, SIGINT};
   const std::string ncu_path = find_on_path("ncu");
   std::string ncu_suite;
@@ -232,44 +234,63 @@ int run_session_mode(int argc, char** argv, const options& opt) {
     ncu.argv = {ncu_path, "--profile-from-start", "off", "--clock-control", "none", "--nvtx", "--print-nvtx-rename",
                 "kernel", "--print-units", "base", "--csv", "--log-file", log, "--metrics", ncu_metrics,
                 self, "--suite", "ncu", "--key-file", cases};
-    ncu.argv.insert(ncu.argv.end(), common.begin(), common.end());
+    ncu.argv.insert(ncu.argv.end(), sa.common.begin(), sa.common.end());
     ncu.argv.insert(ncu.argv.end(), {"--profile-only", "--out", (fs::path(opt.out) / "ncu-profiled").string()});
   }
-  // The device's memory spaces that cross the link (managed memory, pinned host memory) in a
-  // study of their own, once: at most 3 repetitions of a case slower than 10 ms (their rows took
-  // a fifth of the first H200 session, and the three pinned VGG rows 145 s of the third, for
-  // findings already known); every other step keeps to the device's own spaces. The sized suites
-  // fill the chip (--fill: activations of at least 4x the L2).
+  return ncu;
+}
+
+// The session's steps in order of value. The device's memory spaces that cross the link (managed
+// memory, pinned host memory) in a study of their own, once: at most 3 repetitions of a case
+// slower than 10 ms (their rows took a fifth of the first H200 session, and the three pinned VGG
+// rows 145 s of the third, for findings already known); every other step keeps to the device's
+// own spaces. The sized suites fill the chip (--fill: activations of at least 4x the L2).
+std::vector<session_step> session_steps(const std::string& self, const session_args& sa, session_step ncu) {
   const std::string on_device = "global,scratch,constant,readonly";
   const std::string over_link = "uvm_cold,uvm_prefetch,uvm_advise,pinned";
-  std::vector<session_step> steps = {
-      bench_step("smoke", {"--suite", "smoke", "--space", on_device}),
-      ncu,
-      bench_step("vgg16_conv3_1 ranking", {"--suite", "vgg16_conv3_1", "--batch", "32", "--space", on_device}),
-      bench_step("perf_memory", {"--suite", "perf_memory", "--fill", "--space", on_device}),
-      bench_step("perf_compute", {"--suite", "perf_compute", "--fill", "--space", on_device}),
-      bench_step("memory spaces over the link", {"--suite", "smoke", "--space", over_link, "--slow-reps", "3"}),
-      bench_step("transfer", {"--suite", "transfer"}),
-      bench_step("uvm_oversubscription", {"--suite", "uvm_oversubscription", "--uvm-cap", "8"}),
+  return {
+      bench_step(self, sa, "smoke", {"--suite", "smoke", "--space", on_device}),
+      std::move(ncu),
+      bench_step(self, sa, "vgg16_conv3_1 ranking", {"--suite", "vgg16_conv3_1", "--batch", "32", "--space", on_device}),
+      bench_step(self, sa, "perf_memory", {"--suite", "perf_memory", "--fill", "--space", on_device}),
+      bench_step(self, sa, "perf_compute", {"--suite", "perf_compute", "--fill", "--space", on_device}),
+      bench_step(self, sa, "memory spaces over the link", {"--suite", "smoke", "--space", over_link, "--slow-reps", "3"}),
+      bench_step(self, sa, "transfer", {"--suite", "transfer"}),
+      bench_step(self, sa, "uvm_oversubscription", {"--suite", "uvm_oversubscription", "--uvm-cap", "8"}),
   };
+}
 
-  const auto budget = std::chrono::duration_cast<session_clock::duration>(
-      std::chrono::duration<double>(opt.session_minutes * 60.0));
-  // The report's minute and the steps' grace period are kept out of the steps' budget, so that the
-  // session ends within it; a step is not started with under 20 s left.
-  const auto tenth = std::chrono::duration_cast<session_clock::duration>(budget * 0.1);
+// The session's time: the whole budget, the steps' grace period, and the deadline of the steps.
+// The report's minute and the grace period are kept out of the steps' budget, so that the
+// session ends within it.
+struct session_times {
+  session_clock::time_point start;
+  session_clock::duration budget, grace;
+  session_clock::time_point steps_deadline;
+};
+
+session_times plan_times(session_clock::time_point start, double session_minutes) {
+  session_times t;
+  t.start = start;
+  t.budget = std::chrono::duration_cast<session_clock::duration>(std::chrono::duration<double>(session_minutes * 60.0));
+  const auto tenth = std::chrono::duration_cast<session_clock::duration>(t.budget * 0.1);
   const auto report_reserve = std::min<session_clock::duration>(std::chrono::seconds(60), tenth);
-  const auto grace = std::min<session_clock::duration>(std::chrono::seconds(30), tenth);
-  const auto steps_deadline = start + budget - report_reserve - grace;
-  std::cout << "kcnn-bench: session " << opt.session << " on " << device_name << ", budget "
-            << opt.session_minutes << " min, results under " << device_dir.string() << "\n";
+  t.grace = std::min<session_clock::duration>(std::chrono::seconds(30), tenth);
+  t.steps_deadline = start + t.budget - report_reserve - t.grace;
+  return t;
+}
+
+void catch_session_signals() {
   struct sigaction sa {};
   sa.sa_handler = on_session_signal;
   ::sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+}
 
-  json record_steps = json::array();
+// Runs the steps in order while the budget lasts (a step is not started with under 20 s left);
+// each step's outcome into `record_steps`. Returns how many failed.
+int run_steps(const std::vector<session_step>& steps, const session_times& t, json& record_steps) {
   int failed = 0;
   for (const auto& step : steps) {
     step_outcome o;
@@ -277,12 +298,12 @@ int run_session_mode(int argc, char** argv, const options& opt) {
       o.status = "skipped: session interrupted";
     } else if (!step.skip_reason.empty()) {
       o.status = step.skip_reason;
-    } else if (steps_deadline - session_clock::now() < std::chrono::seconds(20)) {
+    } else if (t.steps_deadline - session_clock::now() < std::chrono::seconds(20)) {
       o.status = "skipped: budget spent";
     } else {
       std::cout << "kcnn-bench: session step '" << step.name << "': " << shell_words(step.argv) << "\n";
-      const auto share = std::chrono::duration_cast<session_clock::duration>(budget * step.max_share);
-      o = run_step(step, std::min(steps_deadline, session_clock::now() + share), grace);
+      const auto share = std::chrono::duration_cast<session_clock::duration>(t.budget * step.max_share);
+      o = run_step(step, std::min(t.steps_deadline, session_clock::now() + share), t.grace);
     }
     if (o.status.rfind("failed", 0) == 0) ++failed;
     std::cout << "kcnn-bench: session step '" << step.name << "': " << o.status << " (" << std::fixed
@@ -293,10 +314,13 @@ int run_session_mode(int argc, char** argv, const options& opt) {
                                .set("status", o.status)
                                .set("seconds", o.seconds));
   }
+  return failed;
+}
 
-  // The report over everything this device's folder holds, with the committed model runs of
-  // the same GPU beside it.
-  std::string report_status;
+// The report over everything this device's folder holds, with the committed model runs of
+// the same GPU beside it. Returns its status (the report's index, or why not); counts a failure.
+std::string run_report(const std::string& self, const fs::path& device_dir, const std::string& device_slug,
+                       const session_times& t, int& failed) {
   std::string report = std::getenv("KCNN_REPORT") ? std::getenv("KCNN_REPORT") : "";
   if (report.empty()) {
     const fs::path beside = fs::path(self).parent_path().parent_path() / "reports" / "kcnn-report";
@@ -306,25 +330,22 @@ int run_session_mode(int argc, char** argv, const options& opt) {
   bool any_results = false;
   for (const auto& e : fs::directory_iterator(device_dir))
     any_results = any_results || e.path().extension() == ".csv";
-  if (session_signal) {
-    report_status = "skipped: session interrupted";
-  } else if (!any_results) {
-    report_status = "skipped: no results";
-  } else if (report.empty()) {
-    report_status = "skipped: kcnn-report not found (set KCNN_REPORT)";
-  } else {
-    session_step r{"report", {report, device_dir.string()}, {}};
-    for (const auto& m : committed_model_runs(device_slug)) r.argv.push_back(m);
-    r.argv.insert(r.argv.end(), {"-o", report_dir.string()});
-    std::cout << "kcnn-bench: session report: " << shell_words(r.argv) << "\n";
-    const step_outcome o = run_step(r, std::max(start + budget, session_clock::now() + std::chrono::seconds(10)),
-                                    std::chrono::seconds(5));
-    report_status = o.status == "ok" ? report_dir.string() + "/index.html" : o.status;
-    if (o.status != "ok") ++failed;
-  }
+  if (session_signal) return "skipped: session interrupted";
+  if (!any_results) return "skipped: no results";
+  if (report.empty()) return "skipped: kcnn-report not found (set KCNN_REPORT)";
+  session_step r{"report", {report, device_dir.string()}, {}};
+  for (const auto& m : committed_model_runs(device_slug)) r.argv.push_back(m);
+  r.argv.insert(r.argv.end(), {"-o", report_dir.string()});
+  std::cout << "kcnn-bench: session report: " << shell_words(r.argv) << "\n";
+  const step_outcome o = run_step(r, std::max(t.start + t.budget, session_clock::now() + std::chrono::seconds(10)),
+                                  std::chrono::seconds(5));
+  if (o.status != "ok") ++failed;
+  return o.status == "ok" ? report_dir.string() + "/index.html" : o.status;
+}
 
-  const double total_s = std::chrono::duration<double>(session_clock::now() - start).count();
-  const fs::path record = device_dir / (stamp + "-session.json");
+// The session's record, <stamp>-session.json, written whole or not at all (through .partial).
+void write_session_record(const fs::path& record, const options& opt, const std::string& device_name, double total_s,
+                          const json& record_steps, const std::string& report_status) {
   {
     std::ofstream f(record.string() + ".partial");
     f << json::object()
@@ -340,6 +361,32 @@ int run_session_mode(int argc, char** argv, const options& opt) {
     if (!f) throw std::runtime_error("cannot write " + record.string());
   }
   fs::rename(record.string() + ".partial", record);
+}
+
+}  // namespace
+
+int run_session_mode(int argc, char** argv, const options& opt) {
+  const auto start = session_clock::now();
+  const std::string self = self_executable(argv[0]);
+  const session_args sa = pass_through_args(argc, argv);
+  const auto [device_slug, device_name] = device_of(self, sa.kokkos_args);
+  const fs::path device_dir = fs::path(opt.out) / device_slug;
+  fs::create_directories(device_dir);
+  const std::string stamp = utc_stamp();
+
+  const std::vector<session_step> steps = session_steps(self, sa, ncu_step(self, sa, opt, device_dir, stamp));
+  const session_times t = plan_times(start, opt.session_minutes);
+  std::cout << "kcnn-bench: session " << opt.session << " on " << device_name << ", budget "
+            << opt.session_minutes << " min, results under " << device_dir.string() << "\n";
+  catch_session_signals();
+
+  json record_steps = json::array();
+  int failed = run_steps(steps, t, record_steps);
+  const std::string report_status = run_report(self, device_dir, device_slug, t, failed);
+
+  const double total_s = std::chrono::duration<double>(session_clock::now() - start).count();
+  const fs::path record = device_dir / (stamp + "-session.json");
+  write_session_record(record, opt, device_name, total_s, record_steps, report_status);
   std::cout << "kcnn-bench: session " << opt.session << " done in " << std::fixed << std::setprecision(0)
             << total_s << " s: " << record.string() << "; report: " << report_status << "\n";
   if (session_signal) return 128 + session_signal;

@@ -7,6 +7,7 @@
 
 #include "modes/catalogue.hpp"
 #include "device/context.hpp"
+#include "device/host_stores.hpp"
 #include "modes/modes.hpp"
 #include "results/rank_rows.hpp"
 #include "run/benchmark_run.hpp"
@@ -16,7 +17,6 @@
 #include "suites/suite.hpp"
 
 #include <kcnn/compat.hpp>
-#include <kcnn/lanes.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -225,7 +225,7 @@ int run_main(int argc, char** argv) {
   int rc = 2;
   try {
     // A malformed KCNN_STREAMING_STORE_BYTES is bad input: refused before anything is measured.
-    (void)streaming_store_threshold();
+    (void)run_host_stores();
   } catch (const std::invalid_argument& e) {
     std::cerr << "kcnn-bench: error: " << e.what() << "\n";
     Kokkos::finalize();

@@ -128,26 +128,9 @@ std::size_t fields_on_line(const std::string& text, int line) {
   return fields;
 }
 
-}  // namespace
-
-suite load_suite(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw suite_error(path + ": cannot open suite file");
-  std::ostringstream text;
-  text << f.rdbuf();
-  return parse_suite(path, text.str());
-}
-
-suite parse_suite(const std::string& path, const std::string& text) {
-  suite su;
-  su.path = path;
-  su.name = fs::path(path).stem().string();
-  std::istringstream probe(text);
-
-  // The header is checked by hand first so that unknown or missing columns are named;
-  // fast-cpp-csv-parser would silently ignore a misspelt optional column.
-  std::string header;
-  int header_line = 0;
+// The lines before the header: "#@ key: value" suite metadata into `su`, comments and blank
+// lines skipped. Leaves `header` at the header line (or the last line read) and its number.
+void read_preamble(const std::string& path, std::istringstream& probe, suite& su, std::string& header, int& header_line) {
   while (std::getline(probe, header)) {
     ++header_line;
     const std::string t = trim(header);
@@ -176,11 +159,10 @@ suite parse_suite(const std::string& path, const std::string& text) {
     }
     if (!t.empty() && t[0] != '#') break;
   }
-  if (su.kind == suite_kind::network && (su.source.empty() || su.rounding.empty()))
-    fail(path, 1, su.source.empty() ? "#@ source" : "#@ rounding",
-         "a network suite names its source and its pooling rounding mode");
-  if (trim(header).empty() || trim(header)[0] == '#')
-    throw suite_error(where(path, header_line) + ": no header line");
+}
+
+// The header's columns: each known, none twice, every required one present.
+std::vector<std::string> check_header(const std::string& path, const std::string& header, int header_line) {
   const auto cols = split_header(header);
   std::set<std::string> seen;
   for (const auto& c : cols) {
@@ -193,7 +175,113 @@ suite parse_suite(const std::string& path, const std::string& text) {
   }
   for (const auto& c : required_columns)
     if (!seen.count(c)) fail(path, header_line, c, "required column is missing");
+  return cols;
+}
 
+// One row's fields as the CSV reader gives them.
+struct row_fields {
+  std::string network, layer, op, n, c, h, w, k, r, s, stride, pad, groups, repeat, rounding,
+      input, params, note;
+  std::string geometry[8];  // in the order of geometry_columns
+};
+
+// The row's op, by name; an unknown one fails, naming the known ops.
+const op_info& row_op(const std::string& path, int line, const std::string& op) {
+  const op_info* oi = registry::instance().find_op(op);
+  if (!oi) {
+    std::string known;
+    for (const auto& o : registry::instance().ops()) known += (known.empty() ? "" : ", ") + o.name;
+    fail(path, line, "op", "unknown op '" + op + "' (known: " + known + ")");
+  }
+  return *oi;
+}
+
+// The shape and the shared geometry fields (n .. groups).
+void parse_shape(const std::string& path, int line, const row_fields& f, layer_spec& sp) {
+  sp.n = parse_int(f.n, path, line, "n", false, 0);
+  sp.c = parse_int(f.c, path, line, "c", false, 0);
+  sp.h = parse_int(f.h, path, line, "h", false, 0);
+  sp.w = parse_int(f.w, path, line, "w", false, 0);
+  sp.k = parse_int(f.k, path, line, "k", true, 0);
+  sp.r = parse_int(f.r, path, line, "r", true, 0);
+  sp.s = parse_int(f.s, path, line, "s", true, 0);
+  sp.stride = parse_int(f.stride, path, line, "stride", true, 1);
+  sp.pad = parse_int(f.pad, path, line, "pad", true, 0);
+  sp.groups = parse_int(f.groups, path, line, "groups", true, 1);
+  // Zero is no stride and no group count for any op, also one that does not use them.
+  if (sp.stride < 1) fail(path, line, "stride", "must be > 0, got " + std::to_string(sp.stride));
+  if (sp.groups < 1) fail(path, line, "groups", "must be > 0, got " + std::to_string(sp.groups));
+}
+
+// The per-axis geometry: only for an op that takes it; strides and dilations >= 1, pads >= 0.
+void parse_axis_geometry(const std::string& path, int line, const row_fields& f, const op_info& oi, layer_spec& sp) {
+  int* const geometry_fields[8] = {&sp.stride_h, &sp.stride_w, &sp.pad_h, &sp.pad_w,
+                                   &sp.pad_h_end, &sp.pad_w_end, &sp.dilation_h, &sp.dilation_w};
+  for (std::size_t i = 0; i < geometry_columns.size(); ++i) {
+    const std::string& col = geometry_columns[i];
+    if (trim(f.geometry[i]).empty()) continue;
+    if (std::find(oi.geometry.begin(), oi.geometry.end(), col) == oi.geometry.end())
+      fail(path, line, col, oi.name + " takes no " + col + geometry_takers(col));
+    const int v = parse_int(f.geometry[i], path, line, col, false, 0);
+    const bool is_pad = col.rfind("pad", 0) == 0;
+    if (v < (is_pad ? 0 : 1)) fail(path, line, col, std::string("must be ") + (is_pad ? ">= 0" : "> 0") + ", got " + std::to_string(v));
+    *geometry_fields[i] = v;
+  }
+}
+
+// "key=value key=value": each key one the op takes, and given once.
+void parse_params(const std::string& path, int line, const std::string& params, const op_info& oi, layer_spec& sp) {
+  std::stringstream ps(params);
+  std::string kv;
+  while (ps >> kv) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      fail(path, line, "params", "expected key=value, got '" + kv + "'");
+    const std::string key = kv.substr(0, eq);
+    if (std::find(oi.params.begin(), oi.params.end(), key) == oi.params.end())
+      fail(path, line, "params", param_not_taken(oi, key));
+    if (!sp.params.emplace(key, kv.substr(eq + 1)).second)
+      fail(path, line, "params", "'" + key + "' is given twice");
+  }
+}
+
+// One row as a layer of suite `su` (its default rounding), checked by its op.
+layer_spec parse_row(const std::string& path, int line, const row_fields& f, const suite& su) {
+  layer_spec sp;
+  sp.file = path;
+  sp.line = line;
+  sp.network = trim(f.network);
+  sp.layer = trim(f.layer);
+  sp.op = trim(f.op);
+  if (!valid_name(sp.network)) fail(path, line, "network", "expected a name of letters, digits, '_' or '-', got '" + sp.network + "'");
+  if (!valid_name(sp.layer)) fail(path, line, "layer", "expected a name of letters, digits, '_' or '-', got '" + sp.layer + "'");
+  const op_info& oi = row_op(path, line, sp.op);
+  parse_shape(path, line, f, sp);
+  parse_axis_geometry(path, line, f, oi, sp);
+  sp.repeat = parse_int(f.repeat, path, line, "repeat", true, 1);
+  if (sp.repeat < 1) fail(path, line, "repeat", "must be >= 1");
+  sp.rounding = trim(f.rounding);
+  if (sp.rounding.empty() && oi.rounds_output) sp.rounding = su.rounding;
+  if (!sp.rounding.empty() && sp.rounding != "floor" && sp.rounding != "ceil")
+    fail(path, line, "rounding", "expected floor or ceil, got '" + sp.rounding + "'");
+  parse_params(path, line, f.params, oi, sp);
+  std::stringstream is(f.input);
+  for (std::string name; is >> name;) sp.inputs.push_back(name);
+  try {
+    if (const field_error e = oi.check(sp)) fail(path, line, e.field, e.message);
+    sp.out = oi.output_shape(sp);
+  } catch (const suite_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // An op's parameter parsing (e.g. params size=abc) throws: the row's params are wrong.
+    const std::string m = e.what();
+    fail(path, line, "params", m.rfind("params: ", 0) == 0 ? m.substr(8) : m);
+  }
+  return sp;
+}
+
+// Every row into su.layers; the reader's errors as the suite's, naming the line and column.
+void read_rows(const std::string& path, const std::string& text, const std::vector<std::string>& cols, suite& su) {
   using reader_t =
       io::CSVReader<26, io::trim_chars<' ', '\t', '\r'>, io::double_quote_escape<',', '"'>,
                     io::throw_on_overflow, io::single_and_empty_line_comment<'#'>>;
@@ -204,91 +292,21 @@ suite parse_suite(const std::string& path, const std::string& text) {
                    "r", "s", "stride", "pad", "groups", "repeat", "rounding", "input", "params",
                    "note", "stride_h", "stride_w", "pad_h", "pad_w", "pad_h_end", "pad_w_end", "dilation_h",
                    "dilation_w");
-    std::string network, layer, op, n, c, h, w, k, r, s, stride, pad, groups, repeat, rounding,
-        input, params, note;
-    std::string geometry[8];  // in the order of geometry_columns
+    row_fields f;
     while (true) {
-      repeat.clear();
-      rounding.clear();
-      input.clear();
-      params.clear();
-      note.clear();
-      for (auto& g : geometry) g.clear();
-      if (!in.read_row(network, layer, op, n, c, h, w, k, r, s, stride, pad, groups, repeat,
-                       rounding, input, params, note, geometry[0], geometry[1], geometry[2], geometry[3],
-                       geometry[4], geometry[5], geometry[6], geometry[7]))
+      // The optional columns keep no value from the row before.
+      f.repeat.clear();
+      f.rounding.clear();
+      f.input.clear();
+      f.params.clear();
+      f.note.clear();
+      for (auto& g : f.geometry) g.clear();
+      if (!in.read_row(f.network, f.layer, f.op, f.n, f.c, f.h, f.w, f.k, f.r, f.s, f.stride, f.pad, f.groups, f.repeat,
+                       f.rounding, f.input, f.params, f.note, f.geometry[0], f.geometry[1], f.geometry[2], f.geometry[3],
+                       f.geometry[4], f.geometry[5], f.geometry[6], f.geometry[7]))
         break;
       const int line = int(in.get_file_line());
-      layer_spec sp;
-      sp.file = path;
-      sp.line = line;
-      sp.network = trim(network);
-      sp.layer = trim(layer);
-      sp.op = trim(op);
-      if (!valid_name(sp.network)) fail(path, line, "network", "expected a name of letters, digits, '_' or '-', got '" + sp.network + "'");
-      if (!valid_name(sp.layer)) fail(path, line, "layer", "expected a name of letters, digits, '_' or '-', got '" + sp.layer + "'");
-      const op_info* oi = registry::instance().find_op(sp.op);
-      if (!oi) {
-        std::string known;
-        for (const auto& o : registry::instance().ops()) known += (known.empty() ? "" : ", ") + o.name;
-        fail(path, line, "op", "unknown op '" + sp.op + "' (known: " + known + ")");
-      }
-      sp.n = parse_int(n, path, line, "n", false, 0);
-      sp.c = parse_int(c, path, line, "c", false, 0);
-      sp.h = parse_int(h, path, line, "h", false, 0);
-      sp.w = parse_int(w, path, line, "w", false, 0);
-      sp.k = parse_int(k, path, line, "k", true, 0);
-      sp.r = parse_int(r, path, line, "r", true, 0);
-      sp.s = parse_int(s, path, line, "s", true, 0);
-      sp.stride = parse_int(stride, path, line, "stride", true, 1);
-      sp.pad = parse_int(pad, path, line, "pad", true, 0);
-      sp.groups = parse_int(groups, path, line, "groups", true, 1);
-      // Zero is no stride and no group count for any op, also one that does not use them.
-      if (sp.stride < 1) fail(path, line, "stride", "must be > 0, got " + std::to_string(sp.stride));
-      if (sp.groups < 1) fail(path, line, "groups", "must be > 0, got " + std::to_string(sp.groups));
-      // The per-axis geometry: only for an op that takes it; strides and dilations >= 1, pads >= 0.
-      int* const geometry_fields[8] = {&sp.stride_h, &sp.stride_w, &sp.pad_h, &sp.pad_w,
-                                       &sp.pad_h_end, &sp.pad_w_end, &sp.dilation_h, &sp.dilation_w};
-      for (std::size_t i = 0; i < geometry_columns.size(); ++i) {
-        const std::string& col = geometry_columns[i];
-        if (trim(geometry[i]).empty()) continue;
-        if (std::find(oi->geometry.begin(), oi->geometry.end(), col) == oi->geometry.end())
-          fail(path, line, col, oi->name + " takes no " + col + geometry_takers(col));
-        const int v = parse_int(geometry[i], path, line, col, false, 0);
-        const bool is_pad = col.rfind("pad", 0) == 0;
-        if (v < (is_pad ? 0 : 1)) fail(path, line, col, std::string("must be ") + (is_pad ? ">= 0" : "> 0") + ", got " + std::to_string(v));
-        *geometry_fields[i] = v;
-      }
-      sp.repeat = parse_int(repeat, path, line, "repeat", true, 1);
-      if (sp.repeat < 1) fail(path, line, "repeat", "must be >= 1");
-      sp.rounding = trim(rounding);
-      if (sp.rounding.empty() && oi->rounds_output) sp.rounding = su.rounding;
-      if (!sp.rounding.empty() && sp.rounding != "floor" && sp.rounding != "ceil")
-        fail(path, line, "rounding", "expected floor or ceil, got '" + sp.rounding + "'");
-      std::stringstream ps(params);
-      std::string kv;
-      while (ps >> kv) {
-        const auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-          fail(path, line, "params", "expected key=value, got '" + kv + "'");
-        const std::string key = kv.substr(0, eq);
-        if (std::find(oi->params.begin(), oi->params.end(), key) == oi->params.end())
-          fail(path, line, "params", param_not_taken(*oi, key));
-        if (!sp.params.emplace(key, kv.substr(eq + 1)).second)
-          fail(path, line, "params", "'" + key + "' is given twice");
-      }
-      std::stringstream is(input);
-      for (std::string name; is >> name;) sp.inputs.push_back(name);
-      try {
-        if (const field_error e = oi->check(sp)) fail(path, line, e.field, e.message);
-        sp.out = oi->output_shape(sp);
-      } catch (const suite_error&) {
-        throw;
-      } catch (const std::exception& e) {
-        // An op's parameter parsing (e.g. params size=abc) throws: the row's params are wrong.
-        const std::string m = e.what();
-        fail(path, line, "params", m.rfind("params: ", 0) == 0 ? m.substr(8) : m);
-      }
+      layer_spec sp = parse_row(path, line, f, su);
       if (!names.insert(sp.network + "." + sp.layer).second)
         fail(path, line, "layer", "duplicate layer name '" + sp.layer + "' in network '" + sp.network + "'");
       su.layers.push_back(std::move(sp));
@@ -309,6 +327,10 @@ suite parse_suite(const std::string& path, const std::string& text) {
     throw suite_error(fl && fl->file_line > 0 ? where(path, fl->file_line) + ": " + e.what()
                                               : path + ": " + e.what());
   }
+}
+
+// The suite as a whole: not empty; a network suite holds one network, chained.
+void check_suite(const std::string& path, suite& su) {
   if (su.layers.empty()) throw suite_error(path + ": no layers");
   if (su.kind == suite_kind::network) {
     for (const auto& l : su.layers)
@@ -324,6 +346,37 @@ suite parse_suite(const std::string& path, const std::string& text) {
       if (!l.inputs.empty() && registry::instance().find_op(l.op)->input_shapes(l).size() < 2)
         fail(path, l.line, "input", "inputs are named only in network suites (#@ kind: network)");
   }
+}
+
+}  // namespace
+
+suite load_suite(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw suite_error(path + ": cannot open suite file");
+  std::ostringstream text;
+  text << f.rdbuf();
+  return parse_suite(path, text.str());
+}
+
+suite parse_suite(const std::string& path, const std::string& text) {
+  suite su;
+  su.path = path;
+  su.name = fs::path(path).stem().string();
+  std::istringstream probe(text);
+
+  // The header is checked by hand first so that unknown or missing columns are named;
+  // fast-cpp-csv-parser would silently ignore a misspelt optional column.
+  std::string header;
+  int header_line = 0;
+  read_preamble(path, probe, su, header, header_line);
+  if (su.kind == suite_kind::network && (su.source.empty() || su.rounding.empty()))
+    fail(path, 1, su.source.empty() ? "#@ source" : "#@ rounding",
+         "a network suite names its source and its pooling rounding mode");
+  if (trim(header).empty() || trim(header)[0] == '#')
+    throw suite_error(where(path, header_line) + ": no header line");
+  const auto cols = check_header(path, header, header_line);
+  read_rows(path, text, cols, su);
+  check_suite(path, su);
   return su;
 }
 

@@ -108,6 +108,7 @@ void add_activation(registry& r) {
   r.add_unavailable(op + "/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");
   register_variant<act_kernel<Kind>, nchw, nhwc, chwn>(r, {op, space_axis::global, pattern_axis::coalesced, &kinds::in_place});
   register_variant<act_kernel<Kind, variant::activation_flat>, nchw, nhwc, chwn>(r, {op, space_axis::global, pattern_axis::coalesced, &kinds::flat});
+  register_portable_tuning<act_kernel<Kind, variant::activation_flat>, nchw, nhwc, chwn>(r, {op, space_axis::global, pattern_axis::coalesced, &kinds::flat});
 #if defined(KCNN_HAVE_ONEDNN)
   if (onednn::usable)
     register_variant<act_onednn<Kind>, nchw, nhwc, chwn>(r, {op, space_axis::global, pattern_axis::library, &kinds::onednn});

@@ -37,7 +37,9 @@ const registrar reg([](registry& r) {
   using namespace kcnn::layout;
   register_variant<add_kernel<>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
   register_variant<add_kernel<variant::add_vector>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::vector});
+  register_portable_tuning<add_kernel<variant::add_vector>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::vector});
   register_variant<add_kernel<variant::add_flat>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::flat});
+  register_portable_tuning<add_kernel<variant::add_flat>, nchw, nhwc, chwn>(r, {"add", space_axis::global, pattern_axis::coalesced, &kinds::flat});
   fault::register_faults<add_kernel<>>(r, "add");
   r.add_unavailable("add/*/scratch", "elementwise: no data is reused, nothing to stage in scratch");
 });

@@ -113,6 +113,7 @@ const registrar reg([](registry& r) {
   register_variant<bn_kernel<variant::batchnorm_fused>, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::global, pattern_axis::coalesced, &fused});
   register_variant<bn_constant_kernel, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::constant, pattern_axis::coalesced, &folded});
   register_variant<bn_vector_kernel, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::global, pattern_axis::coalesced, &kinds::vector});
+  register_portable_tuning<bn_vector_kernel, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::global, pattern_axis::coalesced, &kinds::vector});
 #if defined(KCNN_HAVE_ONEDNN)
   if (onednn::usable)
     register_variant<bn_onednn, nchw, nhwc, chwn>(r, {"batchnorm", space_axis::global, pattern_axis::library, &kinds::onednn});

@@ -87,6 +87,7 @@ const registrar reg([](registry& r) {
   using namespace kcnn::layout;
   register_variant<concat_kernel<>, nchw, nhwc, chwn>(r, {"concat", space_axis::global, pattern_axis::coalesced, &kinds::naive, {}, true}, with_memory_spaces);
   register_variant<concat_kernel<variant::concat_vector>, nchw, nhwc, chwn>(r, {"concat", space_axis::global, pattern_axis::coalesced, &kinds::vector});
+  register_portable_tuning<concat_kernel<variant::concat_vector>, nchw, nhwc, chwn>(r, {"concat", space_axis::global, pattern_axis::coalesced, &kinds::vector});
   fault::register_faults<concat_kernel<>>(r, "concat");
   r.add_unavailable("concat/*/scratch", "a copy: no data is reused, nothing to stage in scratch");
 });

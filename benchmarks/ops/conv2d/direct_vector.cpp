@@ -23,25 +23,36 @@ const variant_kind direct_vector_kind{
     "block of KB output channels (2 to 24, from the channels per group) in registers (host: PV x 16 columns; GPU: "
     "one pixel per thread), weights repacked once as [group][block of KB k][c][r][s][KB] (docs/performance.md)"};
 
-struct direct_vector_conv : conv_call<direct_vector_conv, variant::direct_vector, false> {
-  // Traffic model: the unit sharing loads on this build's backend (host: an item of the tile
-  // conv_vector_host_tile picks, 8 pixels x 32 channels by default; GPU: a warp of 8 pixels x 32
-  // KV channels).
-  // nchw: an item of PV x 16 columns x KB channels on a host, a warp of 32 pixels x KB on a GPU.
+template <class V = variant::direct_vector>
+struct direct_vector_conv : conv_call<direct_vector_conv<V>, V, false> {
+  template <class W>
+  using with_variant = direct_vector_conv<W>;
+  // Traffic model: the unit sharing loads on the path this build runs (the host tuning: an item of
+  // the tile conv_vector_host_tile picks, 8 pixels x 32 channels by default; nchw PV x 16 columns
+  // x KB channels; the portable source: a warp of 8 pixels x 32 KV channels; nchw 32 pixels x KB).
   template <class Layout>
   static conv_tile traffic_tile(const conv2d_params& p) {
-    if constexpr (std::is_same_v<Layout, layout::nchw>) {
-      const auto unit = kcnn::detail::conv2d_direct_vector_nchw_state<Kokkos::DefaultExecutionSpace>::load_unit(p);
-      return {unit[0], unit[1]};
-    } else {
-      const auto unit = kcnn::detail::conv_vector_load_unit<Kokkos::DefaultExecutionSpace>(p);
+    using exec = Kokkos::DefaultExecutionSpace;
+    std::array<int, 2> unit{};
+#if KCNN_HOST_TUNING
+    if constexpr (kcnn::takes_host_tuning<kcnn::tunings::automatic, exec> && kcnn::detail::is_host_tunable<V>::value) {
+      if constexpr (std::is_same_v<Layout, layout::nchw>)
+        unit = kcnn::host_tuning::detail::conv2d_direct_vector_nchw_state<exec>::load_unit(p);
+      else
+        unit = kcnn::host_tuning::detail::conv_vector_load_unit(p);
       return {unit[0], unit[1]};
     }
+#endif
+    if constexpr (std::is_same_v<Layout, layout::nchw>) unit = kcnn::detail::conv2d_direct_vector_nchw_state<exec>::load_unit(p);
+    else unit = kcnn::detail::conv_vector_load_unit(p);
+    return {unit[0], unit[1]};
   }
 };
 
 const registrar reg([](registry& r) {
-  register_variant<direct_vector_conv, layout::nhwc, layout::nchw>(
+  register_variant<direct_vector_conv<>, layout::nhwc, layout::nchw>(
+      r, {"conv2d", space_axis::global, pattern_axis::regtile, &direct_vector_kind});
+  register_portable_tuning<direct_vector_conv<>, layout::nhwc, layout::nchw>(
       r, {"conv2d", space_axis::global, pattern_axis::regtile, &direct_vector_kind});
 });
 }  // namespace

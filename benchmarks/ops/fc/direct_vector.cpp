@@ -1,6 +1,6 @@
 // fc / {nchw,nhwc} / global / regtile / direct_vector: conv2d direct_vector's register tile with
-// the images as the pixels of one row: 8 images x 32 outputs per work item on a host (4 x 1 on a
-// GPU), lanes along the outputs, the features streamed; the weights are packed once, untimed, as
+// the images as the pixels of one row: 8 images x 32 outputs per work item (the host tuning's
+// tile; the portable source's warp: 8 images x 32 KV), lanes along the outputs, the features streamed; the weights are packed once, untimed, as
 // [block of 32 k][feature][32 k] (workspace_bytes).
 #include "../conv2d/conv_descriptor.hpp"
 
@@ -13,14 +13,19 @@ const variant_kind fc_direct_vector_kind{
     "fc as conv2d direct_vector's register tile: images as pixels, lanes along the outputs, weights packed once as "
     "[block of 32 k][feature][32 k]"};
 
-struct fc_vector : conv_call<fc_vector, variant::fc_direct_vector, true> {
-  // Traffic model: an item is 8 images x 32 outputs on a host.
+template <class V = variant::fc_direct_vector>
+struct fc_vector : conv_call<fc_vector<V>, V, true> {
+  template <class W>
+  using with_variant = fc_vector<W>;
+  // Traffic model: an item is 8 images x 32 outputs (the host tuning's tile; a warp of the portable
+  // source's holds 8 images x 32 KV).
   template <class Layout>
   static conv_tile traffic_tile(const conv2d_params&) { return {8, 32}; }
 };
 
 const registrar reg([](registry& r) {
   using namespace kcnn::layout;
-  register_variant<fc_vector, nchw, nhwc>(r, {"fc", space_axis::global, pattern_axis::regtile, &fc_direct_vector_kind});
+  register_variant<fc_vector<>, nchw, nhwc>(r, {"fc", space_axis::global, pattern_axis::regtile, &fc_direct_vector_kind});
+  register_portable_tuning<fc_vector<>, nchw, nhwc>(r, {"fc", space_axis::global, pattern_axis::regtile, &fc_direct_vector_kind});
 });
 }  // namespace

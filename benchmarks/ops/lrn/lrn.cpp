@@ -85,6 +85,7 @@ const registrar reg([](registry& r) {
   fault::register_faults<naive>(r, "lrn");
   register_variant<lrn_kernel<variant::lrn_sliding>, nchw, nhwc, chwn>(r, {"lrn", space_axis::global, pattern_axis::coalesced, &sliding});
   register_variant<lrn_kernel<variant::lrn_vector>, nchw, nhwc, chwn>(r, {"lrn", space_axis::global, pattern_axis::coalesced, &kinds::vector});
+  register_portable_tuning<lrn_kernel<variant::lrn_vector>, nchw, nhwc, chwn>(r, {"lrn", space_axis::global, pattern_axis::coalesced, &kinds::vector});
 #if defined(KCNN_HAVE_ONEDNN)
   if (onednn::usable) register_variant<lrn_onednn, nchw, nhwc, chwn>(r, {"lrn", space_axis::global, pattern_axis::library, &kinds::onednn});
 #endif

@@ -140,6 +140,7 @@ void add_pool(registry& r, const char* op) {
   register_variant<pool_kernel<Kind, variant::pool_regtile<2, 2>>, nchw, nhwc, chwn>(r, with("h2w2", "2 x 2 outputs per thread"));
   register_variant<pool_kernel<Kind, variant::pool_tiled>, nchw, nhwc, chwn>(r, {op, space_axis::scratch, pattern_axis::tiled, &kinds::tiled});
   register_variant<pool_kernel<Kind, variant::pool_vector>, nchw, nhwc, chwn>(r, {op, space_axis::global, pattern_axis::coalesced, &kinds::vector});
+  register_portable_tuning<pool_kernel<Kind, variant::pool_vector>, nchw, nhwc, chwn>(r, {op, space_axis::global, pattern_axis::coalesced, &kinds::vector});
 #if defined(KCNN_HAVE_NATIVE_CUDA)
   if constexpr (Kind == pool_kind::max)
     register_variant<pool_max_native_cuda, nchw>(r, {op, space_axis::global, pattern_axis::coalesced, &kinds::native_cuda});

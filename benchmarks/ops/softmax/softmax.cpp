@@ -146,6 +146,7 @@ const registrar reg([](registry& r) {
   fault::register_faults<softmax_kernel<variant::softmax_fused>>(r, "softmax");
   register_variant<softmax_kernel<variant::softmax_fused>, nchw, nhwc, chwn>(r, {"softmax", space_axis::scratch, pattern_axis::tiled, &fused});
   register_variant<softmax_kernel<variant::softmax_vector>, nchw, nhwc, chwn>(r, {"softmax", space_axis::global, pattern_axis::coalesced, &kinds::vector});
+  register_portable_tuning<softmax_kernel<variant::softmax_vector>, nchw, nhwc, chwn>(r, {"softmax", space_axis::global, pattern_axis::coalesced, &kinds::vector});
 #if defined(KCNN_HAVE_NATIVE_CUDA)
   register_variant<softmax_native_cuda, nchw>(r, {"softmax", space_axis::global, pattern_axis::coalesced, &kinds::native_cuda});
 #endif

@@ -54,8 +54,10 @@ void add_transform_pair(registry& r) {
   using pair = layout_pair<From, To>;
   register_variant<transform_kernel<variant::transform_naive>, pair>(r, {"transform", space_axis::global, pattern_axis::coalesced, &kinds::naive, to});
   register_variant<transform_kernel<variant::transform_tiled>, pair>(r, {"transform", space_axis::scratch, pattern_axis::tiled, &kinds::tiled, to});
-  if constexpr (!From::runtime_strided && !To::runtime_strided)
+  if constexpr (!From::runtime_strided && !To::runtime_strided) {
     register_variant<transform_kernel<variant::transform_vector>, pair>(r, {"transform", space_axis::scratch, pattern_axis::tiled, &kinds::vector, to});
+    register_portable_tuning<transform_kernel<variant::transform_vector>, pair>(r, {"transform", space_axis::scratch, pattern_axis::tiled, &kinds::vector, to});
+  }
   register_variant<transform_kernel<variant::read_only<variant::transform_naive>>, pair>(r, {"transform", space_axis::readonly, pattern_axis::coalesced, &kinds::naive, to});
 #if defined(KCNN_HAVE_ONEDNN)
   // oneDNN's plain activation formats: the reorders between nchw and nhwc.

@@ -11,6 +11,7 @@
 #include <kcnn/compat.hpp>
 #include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
+#include <kcnn/tuning.hpp>
 #include <kcnn/vmath.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -129,11 +130,8 @@ struct activation_functor {
 
 namespace detail {
 // The flat form: the storage as one run, no coordinates, the function fixed at compile time,
-// the transcendentals from kcnn/vmath.hpp (vectorisable on a host, fast intrinsics on a GPU).
-// Items as kcnn/lanes.hpp's flat_items_of says. The host's chunk keeps the loop
-// and its loop-invariant alpha in one function: a loop of single-element functor calls vectorised
-// with Kokkos 3's Serial backend but not with Kokkos 4's OpenMP one, where the store through out
-// may alias the functor's alpha (elu ran 10x slower).
+// the transcendentals from kcnn/vmath.hpp (fast intrinsics on a GPU). Items as kcnn/lanes.hpp's
+// flat_items_of says; the host tuning's chunks are kcnn/host/activation.hpp's.
 template <activation_kind Kind>
 KOKKOS_FORCEINLINE_FUNCTION float activation_flat_apply(const float v, const float alpha) {
   if constexpr (Kind == activation_kind::relu) return v > 0.0f ? v : 0.0f;
@@ -145,56 +143,33 @@ KOKKOS_FORCEINLINE_FUNCTION float activation_flat_apply(const float v, const flo
   else return v > 0.0f ? (v < 6.0f ? v : 6.0f) : 0.0f;
 }
 
-template <activation_kind Kind, std::size_t Chunk, std::size_t Interleave>
+template <activation_kind Kind, std::size_t Interleave>
 struct activation_flat_functor {
-  static_assert(Chunk == 1 || Interleave == 1, "activation_flat_functor: a chunk or an interleave, not both");
   const float* in;  // may equal out (in place): no restrict
   float* out;
   std::size_t n;
-  std::size_t q;        // Interleave > 1: the distance between an item's elements, ceil(n / Interleave)
+  std::size_t q;        // the distance between an item's elements (Interleave > 1)
   activation_params a;  // resolved: alpha is never NaN here
-  bool stream = false;  // host chunks: non-temporal stores (kcnn::streams_output)
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t item) const {
     const float alpha = a.alpha;
-    if constexpr (Interleave > 1) {
-      float v[Interleave];
-      for (std::size_t k = 0; k < Interleave; ++k) {
-        const std::size_t e = item + k * q;
-        v[k] = e < n ? in[e] : 0.0f;
-      }
-      for (std::size_t k = 0; k < Interleave; ++k) {
-        const std::size_t e = item + k * q;
-        if (e < n) out[e] = activation_flat_apply<Kind>(v[k], alpha);
-      }
-    } else {
-      const std::size_t begin = item * Chunk;
-      const float* x = in + begin;
-      float* y = out + begin;
-      const std::size_t count = Chunk == 1 ? 1 : (n - begin < Chunk ? n - begin : Chunk);
-      if constexpr (Chunk > 1) {
-        if (stream) {
-          stream_chunk(y, count, [&](float* buffer, const std::size_t o, const std::size_t length) {
-            for (std::size_t i = 0; i < length; ++i) buffer[i] = activation_flat_apply<Kind>(x[o + i], alpha);
-          });
-          return;
-        }
-      }
-      for (std::size_t i = 0; i < count; ++i) y[i] = activation_flat_apply<Kind>(x[i], alpha);
+    float v[Interleave];
+    for (std::size_t k = 0; k < Interleave; ++k) {
+      const std::size_t e = item + k * q;
+      v[k] = e < n ? in[e] : 0.0f;
+    }
+    for (std::size_t k = 0; k < Interleave; ++k) {
+      const std::size_t e = item + k * q;
+      if (e < n) out[e] = activation_flat_apply<Kind>(v[k], alpha);
     }
   }
 };
 template <activation_kind Kind, class Exec>
 void activation_flat_launch(const Exec& exec, const float* in, float* out, std::size_t n, const activation_params& a) {
   const flat_items f = flat_items_of(exec, n);
-  if constexpr (!host_backend<Exec>) {
-    if (f.interleaved) {
-      launch_range("kcnn::activation_flat", exec, f.items, activation_flat_functor<Kind, 1, flat_interleave>{in, out, n, f.q, a});
-      return;
-    }
-  }
-  const bool stream = streams_output<Exec>(n * sizeof(float));
-  launch_range("kcnn::activation_flat", exec, f.items, activation_flat_functor<Kind, flat_chunk<Exec>, 1>{in, out, n, f.q, a, stream});
-  if (stream) stream_fence_threads(exec);
+  if (f.interleaved)
+    launch_range("kcnn::activation_flat", exec, f.items, activation_flat_functor<Kind, flat_interleave>{in, out, n, f.q, a});
+  else
+    launch_range("kcnn::activation_flat", exec, f.items, activation_flat_functor<Kind, 1>{in, out, n, f.q, a});
 }
 }  // namespace detail
 
@@ -210,32 +185,45 @@ struct activation_naive {
   }
 };
 // Over the storage directly, for in and out of the same compile-time layout (an elementwise
-// function does not need coordinates): GPU thread i takes storage element i, or, past what the
-// GPU holds at once, elements i, i + q, i + 2q, i + 3q (q = ceil(n / 4)): adjacent threads on
-// adjacent addresses in each load (coalesced in every layout), four in flight per thread; a host
-// thread takes 4096 consecutive elements, a loop it vectorises (an output of at least
-// kcnn::streaming_store_threshold() bytes stored non-temporally, through a block in L1). No
-// index arithmetic; the kind is dispatched once per call to a kernel specialised for it, and
-// exp, tanh and sigmoid come from kcnn/vmath.hpp (polynomials on a host, __expf on a GPU).
+// function does not need coordinates): thread i takes storage element i, or, past what the device
+// holds at once, elements i, i + q, i + 2q, i + 3q (q = ceil(n / 4)): adjacent threads on
+// adjacent addresses in each load (coalesced in every layout), four in flight per thread. No
+// index arithmetic; the kind is dispatched once per call to a kernel specialised for it, and exp,
+// tanh and sigmoid come from kcnn/vmath.hpp. Host tuning (kcnn/host/activation.hpp): chunks of
+// consecutive elements, an output of at least host_stores.streaming_store_bytes stored
+// non-temporally.
 struct activation_flat {
   using op = ops::activation;
+  static constexpr bool host_tunable = true;
+  host_store_options host_stores{};
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const activation_params& a) const {
+    run_tuned<tunings::automatic>(exec, in, out, a);
+  }
+  template <class T, class Exec, class In, class Out>
+  void run_tuned(const Exec& exec, const In& in, const Out& out, const activation_params& a) const {
     static_assert(std::is_same_v<typename In::layout_tag, typename Out::layout_tag> && !In::layout_tag::runtime_strided,
                   "kcnn::activation: activation_flat needs in and out in the same compile-time layout");
+    switch (a.kind) {
+      case activation_kind::relu: launch<activation_kind::relu, T>(exec, in, out, a); break;
+      case activation_kind::leaky_relu: launch<activation_kind::leaky_relu, T>(exec, in, out, a); break;
+      case activation_kind::sigmoid: launch<activation_kind::sigmoid, T>(exec, in, out, a); break;
+      case activation_kind::tanh: launch<activation_kind::tanh, T>(exec, in, out, a); break;
+      case activation_kind::elu: launch<activation_kind::elu, T>(exec, in, out, a); break;
+      case activation_kind::relu6: launch<activation_kind::relu6, T>(exec, in, out, a); break;
+      case activation_kind::swish: launch<activation_kind::swish, T>(exec, in, out, a); break;
+    }
+  }
+
+ private:
+  template <activation_kind Kind, class T, class Exec, class In, class Out>
+  void launch(const Exec& exec, const In& in, const Out& out, const activation_params& a) const {
     const float* x = in.view().data();
     float* y = out.view().data();
-    const std::size_t n = out.size();
-    const activation_params r = a.resolved();
-    switch (a.kind) {
-      case activation_kind::relu: detail::activation_flat_launch<activation_kind::relu>(exec, x, y, n, r); break;
-      case activation_kind::leaky_relu: detail::activation_flat_launch<activation_kind::leaky_relu>(exec, x, y, n, r); break;
-      case activation_kind::sigmoid: detail::activation_flat_launch<activation_kind::sigmoid>(exec, x, y, n, r); break;
-      case activation_kind::tanh: detail::activation_flat_launch<activation_kind::tanh>(exec, x, y, n, r); break;
-      case activation_kind::elu: detail::activation_flat_launch<activation_kind::elu>(exec, x, y, n, r); break;
-      case activation_kind::relu6: detail::activation_flat_launch<activation_kind::relu6>(exec, x, y, n, r); break;
-      case activation_kind::swish: detail::activation_flat_launch<activation_kind::swish>(exec, x, y, n, r); break;
-    }
+    if constexpr (takes_host_tuning<T, Exec>)
+      host_tuning::tuned<activation_flat, Exec>::template run<Kind>(exec, x, y, out.size(), a.resolved(), host_stores);
+    else
+      detail::activation_flat_launch<Kind>(exec, x, y, out.size(), a.resolved());
   }
 };
 }  // namespace variant
@@ -256,3 +244,7 @@ void activation(const Exec& exec, const In& in, const Out& out, const activation
 
 
 }  // namespace kcnn
+
+#if KCNN_HOST_TUNING
+#include <kcnn/host/activation.hpp>
+#endif

@@ -14,6 +14,7 @@
 #include <kcnn/constant.hpp>
 #include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
+#include <kcnn/tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -161,14 +162,14 @@ struct batchnorm_vector_element {
 }  // namespace detail
 
 namespace detail {
-template <class Exec, class In, class Vec, class Ws, class Out>
+template <class T, class Exec, class In, class Vec, class Ws, class Out>
 void batchnorm_vector_launch(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma,
                              const Vec& beta, const Ws& ws, const Out& out, const batchnorm_params& p) {
   using L = typename Out::layout_tag;
   static_assert(!L::runtime_strided, "kcnn::batchnorm: batchnorm_vector needs a compile-time output layout");
   launch_range("kcnn::batchnorm_fold", exec, p.c,
                        detail::batchnorm_fold_functor<Vec, Ws>{mean, var, gamma, beta, ws, p.eps, p.c});
-  for_each_element_by_rows<L>("kcnn::batchnorm_vector", exec, p.dims(),
+  for_each_element_by_rows<L, T>("kcnn::batchnorm_vector", exec, p.dims(),
                               batchnorm_vector_element<In, Ws, Out>{in, ws, out, p.c, p.relu});
 }
 template <class Exec, class In, class Out, int Capacity>
@@ -223,6 +224,8 @@ struct batchnorm_fused {
 // workspace (8 c bytes) in the execution space's memory space.
 struct batchnorm_vector : detail::stateful_variant<batchnorm_params> {
   using op = ops::batchnorm;
+  // Host tuning: kcnn/host/rows.hpp's walk with lane blocks (the same workspace).
+  static constexpr bool host_tunable = true;
 
   template <class Exec, class In, class Vec, class Out>
   void prepare(const Exec& exec, const batchnorm_params& p, const In& in, const Vec& mean, const Vec& var,
@@ -236,9 +239,14 @@ struct batchnorm_vector : detail::stateful_variant<batchnorm_params> {
   template <class Exec, class In, class Vec, class Out>
   void run(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
            const Out& out, const batchnorm_params& p) const {
+    run_tuned<tunings::automatic>(exec, in, mean, var, gamma, beta, out, p);
+  }
+  template <class T, class Exec, class In, class Vec, class Out>
+  void run_tuned(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
+                 const Out& out, const batchnorm_params& p) const {
     using ws_t = Kokkos::View<float*, typename Exec::memory_space>;
     const ws_t& ws = state_.get<ws_t, Exec>("batchnorm", "batchnorm_vector", p);
-    detail::batchnorm_vector_launch(exec, in, mean, var, gamma, beta, ws, out, p);
+    detail::batchnorm_vector_launch<T>(exec, in, mean, var, gamma, beta, ws, out, p);
   }
 };
 // The four vectors folded on the host, once, into a per-channel scale and shift carried by value

@@ -8,6 +8,7 @@
 #include <kcnn/api.hpp>
 #include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
+#include <kcnn/tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -46,43 +47,25 @@ struct concat_slab_functor {
   }
 };
 
-// The flat form (kcnn/lanes.hpp's flat_items_of): out = a + b over the storages as one run. out may be a or b (in place): no restrict; an item's loads all precede its stores.
-template <std::size_t Chunk, std::size_t Interleave>
+// The flat form (kcnn/lanes.hpp's flat_items_of): out = a + b over the storages as one run. out
+// may be a or b (in place): no restrict; an item's loads all precede its stores.
+template <std::size_t Interleave>
 struct add_flat_functor {
-  static_assert(Chunk == 1 || Interleave == 1, "add_flat_functor: a chunk or an interleave, not both");
   const float* a;
   const float* b;
   float* out;
   std::size_t n;
-  std::size_t q;  // Interleave > 1: the distance between an item's elements
-  bool stream = false;  // host chunks: non-temporal stores (kcnn::streams_output)
+  std::size_t q;  // the distance between an item's elements (Interleave > 1)
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t item) const {
-    if constexpr (Interleave > 1) {
-      float x[Interleave], y[Interleave];
-      for (std::size_t k = 0; k < Interleave; ++k) {
-        const std::size_t e = item + k * q;
-        x[k] = e < n ? a[e] : 0.0f;
-        y[k] = e < n ? b[e] : 0.0f;
-      }
-      for (std::size_t k = 0; k < Interleave; ++k) {
-        const std::size_t e = item + k * q;
-        if (e < n) out[e] = x[k] + y[k];
-      }
-    } else {
-      const std::size_t begin = item * Chunk;
-      const std::size_t count = Chunk == 1 ? 1 : (n - begin < Chunk ? n - begin : Chunk);
-      const float* x = a + begin;
-      const float* y = b + begin;
-      float* z = out + begin;
-      if constexpr (Chunk > 1) {
-        if (stream) {
-          stream_chunk(z, count, [&](float* buffer, const std::size_t o, const std::size_t length) {
-            for (std::size_t i = 0; i < length; ++i) buffer[i] = x[o + i] + y[o + i];
-          });
-          return;
-        }
-      }
-      for (std::size_t i = 0; i < count; ++i) z[i] = x[i] + y[i];
+    float x[Interleave], y[Interleave];
+    for (std::size_t k = 0; k < Interleave; ++k) {
+      const std::size_t e = item + k * q;
+      x[k] = e < n ? a[e] : 0.0f;
+      y[k] = e < n ? b[e] : 0.0f;
+    }
+    for (std::size_t k = 0; k < Interleave; ++k) {
+      const std::size_t e = item + k * q;
+      if (e < n) out[e] = x[k] + y[k];
     }
   }
 };
@@ -127,43 +110,53 @@ struct add_naive {
   }
 };
 // The portable row mapping (kcnn/lanes.hpp): rows of the output's storage, lanes along its
-// contiguous axis (nchw: w, nhwc: c, chwn: n): coalesced on a GPU, vectorised on a host, row
-// coordinates computed once per row. Compile-time output layouts.
+// contiguous axis (nchw: w, nhwc: c, chwn: n): coalesced on a GPU, row coordinates computed once
+// per row. Host tuning: kcnn/host/rows.hpp's walk, lane blocks. Compile-time output layouts.
 struct add_vector {
   using op = ops::add;
+  static constexpr bool host_tunable = true;
   template <class Exec, class A, class B, class Out>
-  void run(const Exec& exec, const A& a, const B& b, const Out& out, const no_params&) const {
-    for_each_element_by_rows<typename Out::layout_tag>("kcnn::add_vector", exec, out.dims(),
-                                                       detail::add_element<A, B, Out>{a, b, out});
+  void run(const Exec& exec, const A& a, const B& b, const Out& out, const no_params& p) const {
+    run_tuned<tunings::automatic>(exec, a, b, out, p);
+  }
+  template <class T, class Exec, class A, class B, class Out>
+  void run_tuned(const Exec& exec, const A& a, const B& b, const Out& out, const no_params&) const {
+    for_each_element_by_rows<typename Out::layout_tag, T>("kcnn::add_vector", exec, out.dims(),
+                                                          detail::add_element<A, B, Out>{a, b, out});
   }
 };
-// Over the storages directly, for a, b and out of one compile-time layout (no coordinates): GPU
-// thread i takes storage element i, or, past what the GPU holds at once, elements i, i + q,
+// Over the storages directly, for a, b and out of one compile-time layout (no coordinates):
+// thread i takes storage element i, or, past what the device holds at once, elements i, i + q,
 // i + 2q, i + 3q (q = ceil(n / 4)), adjacent threads on adjacent addresses in each of its eight
-// loads, all in flight at once; a host thread takes 4096 consecutive elements, a loop it
-// vectorises (streamed as activation_flat's).
+// loads, all in flight at once. Host tuning (kcnn/host/eltwise.hpp): chunks of consecutive
+// elements, streamed as activation_flat's.
 struct add_flat {
   using op = ops::add;
+  static constexpr bool host_tunable = true;
+  host_store_options host_stores{};
   template <class Exec, class A, class B, class Out>
-  void run(const Exec& exec, const A& a, const B& b, const Out& out, const no_params&) const {
+  void run(const Exec& exec, const A& a, const B& b, const Out& out, const no_params& p) const {
+    run_tuned<tunings::automatic>(exec, a, b, out, p);
+  }
+  template <class T, class Exec, class A, class B, class Out>
+  void run_tuned(const Exec& exec, const A& a, const B& b, const Out& out, const no_params&) const {
     static_assert(std::is_same_v<typename A::layout_tag, typename Out::layout_tag> &&
                       std::is_same_v<typename B::layout_tag, typename Out::layout_tag> &&
                       !Out::layout_tag::runtime_strided,
                   "kcnn::add: add_flat needs a, b and out in the same compile-time layout");
     const std::size_t n = out.size();
-    const flat_items f = flat_items_of(exec, n);
     const float* x = a.view().data();
     const float* y = b.view().data();
     float* z = out.view().data();
-    if constexpr (!host_backend<Exec>) {
-      if (f.interleaved) {
-        launch_range("kcnn::add_flat", exec, f.items, detail::add_flat_functor<1, flat_interleave>{x, y, z, n, f.q});
-        return;
-      }
+    if constexpr (takes_host_tuning<T, Exec>) {
+      host_tuning::tuned<add_flat, Exec>::run(exec, x, y, z, n, host_stores);
+    } else {
+      const flat_items f = flat_items_of(exec, n);
+      if (f.interleaved)
+        launch_range("kcnn::add_flat", exec, f.items, detail::add_flat_functor<flat_interleave>{x, y, z, n, f.q});
+      else
+        launch_range("kcnn::add_flat", exec, f.items, detail::add_flat_functor<1>{x, y, z, n, f.q});
     }
-    const bool stream = streams_output<Exec>(n * sizeof(float));
-    launch_range("kcnn::add_flat", exec, f.items, detail::add_flat_functor<flat_chunk<Exec>, 1>{x, y, z, n, f.q, stream});
-    if (stream) stream_fence_threads(exec);
   }
 };
 // One launch per input, each copying its channel slab in the output's storage order (Caffe's
@@ -181,16 +174,21 @@ struct concat_naive {
   }
 };
 // One launch per input over its slab in the output's storage order, with the portable row
-// mapping (kcnn/lanes.hpp): lanes along the output's contiguous axis. Compile-time output
-// layouts.
+// mapping (kcnn/lanes.hpp): lanes along the output's contiguous axis. Host tuning: kcnn/host/
+// rows.hpp's walk, lane blocks. Compile-time output layouts.
 struct concat_vector {
   using op = ops::concat;
+  static constexpr bool host_tunable = true;
   template <class Exec, class In, class Out>
-  void run(const Exec& exec, const std::vector<In>& inputs, const Out& out, const no_params&) const {
+  void run(const Exec& exec, const std::vector<In>& inputs, const Out& out, const no_params& p) const {
+    run_tuned<tunings::automatic>(exec, inputs, out, p);
+  }
+  template <class T, class Exec, class In, class Out>
+  void run_tuned(const Exec& exec, const std::vector<In>& inputs, const Out& out, const no_params&) const {
     int offset = 0;
     for (const auto& in : inputs) {
-      for_each_element_by_rows<typename Out::layout_tag>("kcnn::concat_vector", exec, in.dims(),
-                                                         detail::concat_element<In, Out>{in, out, offset});
+      for_each_element_by_rows<typename Out::layout_tag, T>("kcnn::concat_vector", exec, in.dims(),
+                                                            detail::concat_element<In, Out>{in, out, offset});
       offset += in.dims().c;
     }
   }
@@ -233,3 +231,7 @@ void concat(const Exec& exec, const std::vector<In>& inputs, const Out& out, con
 }
 
 }  // namespace kcnn
+
+#if KCNN_HOST_TUNING
+#include <kcnn/host/eltwise.hpp>
+#endif

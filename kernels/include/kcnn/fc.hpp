@@ -14,6 +14,7 @@
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
+#include <kcnn/tuning.hpp>
 
 #include <kcnn/compat_blas.hpp>
 #include <Kokkos_Core.hpp>
@@ -205,50 +206,44 @@ struct fc_vector_pack_functor {
 
 // The fc as direct_vector's register tile: the images are the pixels of one output row (n = 1,
 // h = 1, w = images, c = features, 1 x 1 window), so an item holds PX images x B outputs and
-// streams the features. Host: a tile is one output block over all images (its weight block,
-// B x features, reused from cache by the image blocks; a thread keeps its own block: fc6 at 2
-// threads 16.6 ms, 20.3 with one item per tile dealt round-robin). GPU: conv2d direct_vector's
-// warp tile (8 images x 32 KV outputs, lanes along the outputs: coalesced weight loads), and,
-// since n / 8 x k / 256 warps is far from filling a GPU (AlexNet fc6 at n = 64: 128 warps), the
-// features are split into segments (conv_vector_gpu_splits), one per item; a second pass adds
-// the segments and the bias.
+// streams the features: conv2d direct_vector's warp tile (8 images x 32 KV outputs, lanes along
+// the outputs: coalesced weight loads), and, since n / 8 x k / 256 warps is far from filling a
+// GPU (AlexNet fc6 at n = 64: 128 warps), the features are split into segments
+// (conv_vector_gpu_splits), one per item; a second pass adds the segments and the bias. The host
+// tuning (kcnn/host/fc.hpp) runs its own tile on the same packing.
 template <class Exec>
 class fc_direct_vector_state {
  public:
   using pack_view = Kokkos::View<float*, typename Exec::memory_space>;
+  // host_tuned: packed for the host tuning's tile (no split plan).
   template <class InLayout, class Wt>
-  void prepare(const Exec& exec, const conv2d_params& p, const Wt& wt) {
+  void prepare(const Exec& exec, const conv2d_params& p, const Wt& wt, const bool host_tuned) {
     p_ = p;
     layout_ = typeid(InLayout);
+    host_tuned_ = host_tuned;
     kpad_ = (p.k + conv_vector_pad - 1) / conv_vector_pad * conv_vector_pad;
     const std::size_t features = std::size_t(p.c) * p.h * p.w, size = features * kpad_;
     pack_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::fc_direct_vector.weights"), size);
     zeros_ = pack_view("kcnn::fc_direct_vector.zeros", features + conv_vector_pad);
     launch_range("kcnn::fc_direct_vector_pack", exec, size,
                          fc_vector_pack_functor<InLayout, Wt, pack_view>{wt, pack_, p, kpad_});
-    if constexpr (!host_backend<Exec>) gpu_.prepare(row(), kpad_, "kcnn::fc_direct_vector");
+    if (!host_tuned) gpu_.prepare(row(), kpad_, "kcnn::fc_direct_vector");
   }
   double workspace_bytes() const {
     return double(pack_.span() + zeros_.span()) * sizeof(float) + gpu_.workspace_bytes();
   }
   std::type_index input_layout() const { return layout_; }
+  bool host_tuned() const { return host_tuned_; }
 
   template <class Bias>
   void operator()(const Exec& exec, const float* x, const Bias& bias, float* y) const {
-    if constexpr (host_backend<Exec>) {
-      constexpr int W = conv_vector_lanes<Exec>, KV = conv_vector_vectors<Exec>, PX = conv_vector_pixels<Exec>;
-      const int kblocks = (p_.k + W * KV - 1) / (W * KV), nblocks = (p_.n + PX - 1) / PX;
-      using inner = conv_vector_nhwc_functor<W, KV, PX, Bias>;
-      static_assert(KV * W <= conv_vector_pad, "fc's tile reads one block of packed weights (wblock left 0)");
-      const inner f{x, pack_.data(), zeros_.data(), bias, y, row(), kpad_, kblocks, false, 0};
-      launch_mdrange<2, Kokkos::Iterate::Right>("kcnn::fc_direct_vector", exec, {0, 0}, {kblocks, nblocks}, {1, nblocks},
-                                                KOKKOS_LAMBDA(const int kb, const int nb) { f(0, 0, nb, kb); });
-    } else {
-      gpu_(exec, x, pack_.data(), zeros_.data(), bias, y);
-    }
+    gpu_(exec, x, pack_.data(), zeros_.data(), bias, y);
   }
 
- private:
+  // What the host tuning's tile reads.
+  const float* packed() const { return pack_.data(); }
+  const float* zeros() const { return zeros_.data(); }
+  int kpad() const { return kpad_; }
   // The layer as a 1 x 1 convolution over one row of p.n pixels.
   conv2d_params row() const {
     conv2d_params r;
@@ -256,11 +251,14 @@ class fc_direct_vector_state {
     r.r = 1; r.s = 1; r.stride = 1; r.pad = 0; r.groups = 1;
     return r;
   }
+
+ private:
   conv2d_params p_;
   std::type_index layout_ = typeid(void);
+  bool host_tuned_ = false;
   int kpad_ = 0;
   pack_view pack_, zeros_;
-  conv_vector_gpu_plan<Exec> gpu_;  // GPU builds
+  conv_vector_gpu_plan<Exec> gpu_;
 };
 
 }  // namespace detail
@@ -350,25 +348,35 @@ struct fc_direct_constant : detail::stateful_variant<fc_params> {
   }
 };
 // direct_vector's register tile (kcnn/conv2d/direct_vector.hpp) with the images as pixels: an
-// item holds 8 images x 32 outputs on a host (4 x 1 on a GPU) and streams the features; lanes
-// along the outputs, so no horizontal reduction. nchw and nhwc (the features of an image
-// contiguous; dense in and out). Stateful: kcnn::prepare(exec, v, p, in, wt, bias, out) packs
-// the weights once as [block of 32 k][feature][32 k] (workspace_bytes()); later changes to wt are not seen until
-// the next prepare.
+// item holds 8 images x 32 KV outputs and streams the features; lanes along the outputs, so no
+// horizontal reduction. Host tuning (kcnn/host/fc.hpp): the host tile of 8 images x 32 outputs.
+// nchw and nhwc (the features of an image contiguous; dense in and out). Stateful:
+// kcnn::prepare(exec, v, p, in, wt, bias, out) packs the weights once as [block of 32
+// k][feature][32 k] (workspace_bytes()); later changes to wt are not seen until the next prepare.
 struct fc_direct_vector : detail::stateful_variant<fc_params> {
   using op = ops::fc;
+  static constexpr bool host_tunable = true;
+  static constexpr bool tuned_prepare = true;
 
   template <class Exec, class In, class Wt, class Bias, class Out>
   void prepare(const Exec& exec, const fc_params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
+    prepare_tuned<tunings::automatic>(exec, p, in, wt, bias, out);
+  }
+  template <class T, class Exec, class In, class Wt, class Bias, class Out>
+  void prepare_tuned(const Exec& exec, const fc_params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
     check_layouts<In, Out>();
     detail::fc_check<Exec>(in, wt, bias, out, p);
     detail::require_dense("fc", "fc_direct_vector", in, out);
     auto s = std::make_shared<detail::fc_direct_vector_state<Exec>>();
-    s->template prepare<typename In::layout_tag>(exec, p, wt);
+    s->template prepare<typename In::layout_tag>(exec, p, wt, takes_host_tuning<T, Exec>);
     state_.set(typeid(Exec), p, s, s->workspace_bytes());
   }
   template <class Exec, class In, class Wt, class Bias, class Out>
-  void run(const Exec& exec, const In& in, const Wt&, const Bias& bias, const Out& out, const fc_params& p) const {
+  void run(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Out& out, const fc_params& p) const {
+    run_tuned<tunings::automatic>(exec, in, wt, bias, out, p);
+  }
+  template <class T, class Exec, class In, class Wt, class Bias, class Out>
+  void run_tuned(const Exec& exec, const In& in, const Wt&, const Bias& bias, const Out& out, const fc_params& p) const {
     check_layouts<In, Out>();
     detail::require_dense("fc", "fc_direct_vector", in, out);
     const auto& s = state_.get<detail::fc_direct_vector_state<Exec>, Exec>("fc", "fc_direct_vector", p);
@@ -376,7 +384,13 @@ struct fc_direct_vector : detail::stateful_variant<fc_params> {
       throw std::invalid_argument(std::string("kcnn::fc (variant fc_direct_vector): prepared for an input in another layout "
                                               "(the weights are packed in the input's feature order): call kcnn::prepare "
                                               "again with this input, layout ") + In::layout_tag::name);
-    s(exec, in.view().data(), bias, out.view().data());
+    if (s.host_tuned() != takes_host_tuning<T, Exec>)
+      detail::fail("fc", "fc_direct_vector: prepared for the other tuning (kcnn::variant::portable or not); call "
+                         "kcnn::prepare again with this variant");
+    if constexpr (takes_host_tuning<T, Exec>)
+      host_tuning::tuned<fc_direct_vector, Exec>::run(exec, s, in.view().data(), bias, out.view().data());
+    else
+      s(exec, in.view().data(), bias, out.view().data());
   }
 
  private:
@@ -403,3 +417,7 @@ void fc(const Exec& exec, const In& in, const Wt& wt, const Bias& bias, const Ou
 
 
 }  // namespace kcnn
+
+#if KCNN_HOST_TUNING
+#include <kcnn/host/fc.hpp>
+#endif

@@ -20,6 +20,7 @@
 #include <kcnn/tensor.hpp>
 #include <kcnn/traffic_model.hpp>
 #include <kcnn/transform.hpp>
+#include <kcnn/tuning.hpp>
 #include <kcnn/validate.hpp>
 #include <kcnn/vmath.hpp>
 #include <kcnn/reference/conv2d.hpp>

@@ -12,6 +12,7 @@
 #include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/vmath.hpp>
+#include <kcnn/tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -135,13 +136,12 @@ KOKKOS_FORCEINLINE_FUNCTION float lrn_power(const float base, const float neg_be
   else return vmath::pow(base, neg_beta);
 }
 
-template <class Exec, bool ThreeQuarters, class In, class Out>
+template <class Exec, int W, bool ThreeQuarters, class In, class Out>
 struct lrn_rows_body {
   In in;
   Out out;
   lrn_params p;
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
-    constexpr int W = lane_width<Exec>;
     const int half = p.size / 2, C = p.c;
     const float scale = p.alpha / float(p.size), k = p.k, neg_beta = -p.beta;
     const auto sq = [&](int c) {
@@ -176,13 +176,13 @@ struct lrn_rows_body {
 // nchw, chwn (channels are a row axis): the planes along c (kcnn::planes_along: h * w elements
 // per plane in nchw, h * w * n in chwn), each element with a running sum of squares as it walks
 // the channels: each input is read when it enters the window, when it leaves it and for its own
-// output (the last two from cache). A host block of span_width elements per plane visit (2 KB
-// runs the hardware prefetcher follows; the sums in L1), one element per GPU lane (adjacent
-// lanes, adjacent addresses). On a GPU the channels are also cut into `segments` (one per
-// outer block of the launch's geometry, o = outer * segments + segment): n h w lanes alone
-// leave most of a GPU idle (AlexNet norm2 at n = 64: 46,656), and each segment re-reads only
-// the window's half on either side.
-template <class Exec, bool ThreeQuarters, class TI, class TO>
+// output (the last two from cache). Up to MaxCount elements per call (1 here: one element per
+// lane, adjacent lanes on adjacent addresses; the host tuning's blocks, kcnn/host/lrn.hpp). The
+// channels are also cut into `segments` (one per outer block of the launch's geometry, o = outer
+// * segments + segment): n h w lanes alone leave most of a GPU idle (AlexNet norm2 at n = 64:
+// 46,656), and each segment re-reads only the window's half on either side. Hints: where the
+// next planes are (kcnn::no_hints; the host tuning prefetches).
+template <class Exec, int MaxCount, class Hints, bool ThreeQuarters, class TI, class TO>
 struct lrn_planes_body {
   const TI* in;
   TO* out;
@@ -193,14 +193,10 @@ struct lrn_planes_body {
   KOKKOS_INLINE_FUNCTION void span(int o, const std::size_t i, const Count count) const {
     const int n = count_value(count), half = p.size / 2, C = p.c;
     const float scale = p.alpha / float(p.size), k = p.k, neg_beta = -p.beta;
-    int c_begin = 0, c_end = C;
-    if constexpr (!host_backend<Exec>) {
-      const int seg = (C + segments - 1) / segments, s = o % segments;
-      o /= segments;
-      c_begin = s * seg;
-      c_end = c_begin + seg < C ? c_begin + seg : C;
-    }
-    float sum[span_width<Exec>];
+    const int seg = (C + segments - 1) / segments, s = o % segments;
+    o /= segments;
+    const int c_begin = s * seg, c_end = c_begin + seg < C ? c_begin + seg : C;
+    float sum[MaxCount];
     for (int l = 0; l < n; ++l) sum[l] = 0.0f;
     // The window of c_begin - 1 (the first step below adds c_begin + half and removes
     // c_begin - half - 1).
@@ -219,8 +215,8 @@ struct lrn_planes_body {
       }
       const TI* src = in + g.offset(o, c, i);
       TO* dst = out + g.offset(o, c, i);
-      if (c + 1 < C) prefetch_host<true>(dst + g.length, std::size_t(n) * sizeof(TO));
-      if (c + half + 1 < C) prefetch_host(in + g.offset(o, c + half + 1, i), std::size_t(n) * sizeof(TI));
+      if (c + 1 < C) Hints::will_write(dst + g.length, std::size_t(n) * sizeof(TO));
+      if (c + half + 1 < C) Hints::will_read(in + g.offset(o, c + half + 1, i), std::size_t(n) * sizeof(TI));
       for (int l = 0; l < n; ++l) dst[l] = float(src[l]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
     }
   }
@@ -262,20 +258,33 @@ struct lrn_sliding {
 };
 // The portable mapping (kcnn/lanes.hpp), per layout: nhwc lanes take consecutive channels, each
 // summing its window along the lanes; nchw and chwn walk the channel planes per element
-// (for_each_span), each element with a running sum across the channels. Coalesced on a GPU,
-// vectorised on a host (the power from kcnn/vmath.hpp: by square roots for beta = 0.75). in and
-// out in the same compile-time layout, distinct; nchw and chwn need contiguous Views (throws
+// (for_each_span), each element with a running sum across the channels, the channels cut into
+// segments while the elements alone would leave a GPU idle. Coalesced on a GPU; the power from
+// kcnn/vmath.hpp (by square roots for beta = 0.75). Host tuning (kcnn/host/lrn.hpp): lane blocks,
+// blocks of a plane per call with the next planes prefetched. in and out in the same
+// compile-time layout, distinct; nchw and chwn need contiguous Views (throws
 // std::invalid_argument otherwise).
 struct lrn_vector {
   using op = ops::lrn;
+  static constexpr bool host_tunable = true;
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const lrn_params& p) const {
+    run_tuned<tunings::automatic>(exec, in, out, p);
+  }
+  template <class T, class Exec, class In, class Out>
+  void run_tuned(const Exec& exec, const In& in, const Out& out, const lrn_params& p) const {
     using L = typename Out::layout_tag;
     static_assert(!L::runtime_strided && std::is_same_v<typename In::layout_tag, L>,
                   "kcnn::lrn: lrn_vector needs in and out in the same compile-time layout");
     detail::require_distinct("lrn", "lrn_vector", in, out);
-    if (p.beta == 0.75f) launch<true>(exec, in, out, p);
-    else launch<false>(exec, in, out, p);
+    if constexpr (run_axis<L> != axis::c) detail::require_dense("lrn", "lrn_vector", in, out);
+    if constexpr (takes_host_tuning<T, Exec>) {
+      if (p.beta == 0.75f) host_tuning::tuned<lrn_vector, Exec>::template launch<true>(exec, in, out, p);
+      else host_tuning::tuned<lrn_vector, Exec>::template launch<false>(exec, in, out, p);
+    } else {
+      if (p.beta == 0.75f) launch<true>(exec, in, out, p);
+      else launch<false>(exec, in, out, p);
+    }
   }
 
  private:
@@ -283,22 +292,17 @@ struct lrn_vector {
   static void launch(const Exec& exec, const In& in, const Out& out, const lrn_params& p) {
     using L = typename Out::layout_tag;
     if constexpr (run_axis<L> == axis::c) {
-      for_each_row<L>("kcnn::lrn_vector", exec, p.dims(), p.c,
-                      detail::lrn_rows_body<Exec, ThreeQuarters, In, Out>{in, out, p});
+      for_each_row<L, -1, tunings::portable>("kcnn::lrn_vector", exec, p.dims(), p.c,
+                                             detail::lrn_rows_body<Exec, 1, ThreeQuarters, In, Out>{in, out, p});
     } else {
-      detail::require_dense("lrn", "lrn_vector", in, out);
-      using body = detail::lrn_planes_body<Exec, ThreeQuarters, typename In::value_type, typename Out::value_type>;
+      using body = detail::lrn_planes_body<Exec, 1, no_hints, ThreeQuarters, typename In::value_type, typename Out::value_type>;
       const plane_geometry g = planes_along<L, axis::c>(p.dims());
-      if constexpr (host_backend<Exec>) {
-        for_each_span("kcnn::lrn_vector", exec, g, body{in.view().data(), out.view().data(), g, p});
-      } else {
-        // Segments of at least 16 channels, until about 2^18 lanes run (an H100's 132 SMs x 2048).
-        const long elements = long(g.outer) * long(g.length);
-        const int segments = int(std::max(1L, std::min((262144L + elements - 1) / elements, long(p.c / 16))));
-        plane_geometry launch = g;
-        launch.outer = g.outer * segments;
-        for_each_span("kcnn::lrn_vector", exec, launch, body{in.view().data(), out.view().data(), g, p, segments});
-      }
+      // Segments of at least 16 channels, until about 2^18 lanes run (an H100's 132 SMs x 2048).
+      const long elements = long(g.outer) * long(g.length);
+      const int segments = int(std::max(1L, std::min((262144L + elements - 1) / elements, long(p.c / 16))));
+      plane_geometry launch = g;
+      launch.outer = g.outer * segments;
+      for_each_span<tunings::portable>("kcnn::lrn_vector", exec, launch, body{in.view().data(), out.view().data(), g, p, segments});
     }
   }
 };
@@ -317,3 +321,7 @@ void lrn(const Exec& exec, const In& in, const Out& out, const lrn_params& p, co
 }
 
 }  // namespace kcnn
+
+#if KCNN_HOST_TUNING
+#include <kcnn/host/lrn.hpp>
+#endif

@@ -24,6 +24,7 @@
 // Code a team runs outside any nested range is run by all its threads on a GPU; the model
 // counts it for all of them.
 #include <kcnn/model_hooks.hpp>
+#include <kcnn/tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -94,6 +95,10 @@ void launch_teams(const char* label, const Exec& exec, int league, int team, int
   model::launch_end();
 #else
   static_assert(sizeof(F) <= launch_functor_limit, "kcnn::launch_teams: functor too large for kernel arguments");
+  // A team is what the backend holds: a host backend's teams are at most its threads (a GPU
+  // geometry run on a host, the portable paths, keeps its league and lanes).
+  if constexpr (host_backend<Exec>)
+    team = std::max(1, std::min(team, Kokkos::TeamPolicy<Exec>(exec, league, 1, vector).team_size_max(f, Kokkos::ParallelForTag())));
   Kokkos::TeamPolicy<Exec, light_weight> policy(exec, league, team, vector);
   if (scratch_bytes > 0) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
   Kokkos::parallel_for(label, policy, f);

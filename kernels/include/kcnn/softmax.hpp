@@ -18,6 +18,7 @@
 #include <kcnn/team.hpp>
 #include <kcnn/transform.hpp>
 #include <kcnn/vmath.hpp>
+#include <kcnn/tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -141,13 +142,12 @@ struct softmax_fused_functor {
 //    row is a pixel, the lanes take consecutive channels and reduce across the lanes;
 //  * otherwise (nchw, chwn): a row is a line of pixels along the run axis, one pixel per lane,
 //    each lane reducing over the channels in its own registers.
-template <class Exec, class In, class Out, bool AcrossLanes>
+template <class Exec, int W, class In, class Out, bool AcrossLanes>
 struct softmax_vector_body {
   In in;
   Out out;
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
     constexpr axis run = run_axis<typename Out::layout_tag>;
-    constexpr int W = lane_width<Exec>;
     const int C = out.dims().c;
     if constexpr (AcrossLanes) {
       // The channels are contiguous here (stride 1), whatever the layout's run axis.
@@ -335,38 +335,40 @@ struct softmax_fused {
 };
 // The portable row mapping (kcnn/lanes.hpp), one launch, per layout: where the channels are
 // contiguous (nhwc, or classes) the lanes take consecutive channels of a pixel and reduce across
-// the lanes; otherwise (nchw, chwn) the lanes take consecutive pixels (along w or n) and each
-// reduces over the channels itself. Coalesced on a GPU, vectorised on a host (exp from
-// kcnn/vmath.hpp). in and out in the same compile-time layout; out distinct from in.
+// the lanes; otherwise (nchw, chwn) a team of up to 16 threads splits the channels of 32 pixels
+// (one per lane), each thread reducing its segment, the segments combined through team scratch.
+// Coalesced on a GPU (exp from kcnn/vmath.hpp). Host tuning (kcnn/host/softmax.hpp): lane blocks,
+// each lane reducing over the channels itself where they are not contiguous. in and out in the
+// same compile-time layout; out distinct from in.
 struct softmax_vector {
   using op = ops::softmax;
+  static constexpr bool host_tunable = true;
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const softmax_params& p) const {
+    run_tuned<tunings::automatic>(exec, in, out, p);
+  }
+  template <class T, class Exec, class In, class Out>
+  void run_tuned(const Exec& exec, const In& in, const Out& out, const softmax_params& p) const {
     using L = typename Out::layout_tag;
     static_assert(!L::runtime_strided && std::is_same_v<typename In::layout_tag, L>,
                   "kcnn::softmax: softmax_vector needs in and out in the same compile-time layout");
     detail::require_distinct("softmax", "softmax_vector", in, out);
-    // A pixel per row when the channels are contiguous (the lanes along c), else a line of pixels
-    // along the run axis; c is walked inside each row in both cases.
-    constexpr int skip_c = run_axis<L> == axis::c ? -1 : int(axis::c);
-    if constexpr (!host_backend<Exec> && run_axis<L> != axis::c) {
-      if (!detail::softmax_channels_contiguous<L>(p.dims())) {
-        using detail::softmax_split_segments;
-        // Segments of at least 32 channels, at most 16 of them (teams of up to 512 threads).
-        using functor = detail::softmax_split_channels_functor<Exec, In, Out>;
-        const int segments = softmax_split_segments(p.c);
-        const int league = int((p.rows().size() + functor::lanes - 1) / functor::lanes);
-        launch_teams("kcnn::softmax_vector", exec, league, segments, functor::lanes,
-                     2 * functor::scratch::shmem_size(segments, functor::lanes),
-                     functor{in, out, p.rows(), segments});
-        return;
-      }
+    if constexpr (takes_host_tuning<T, Exec>) {
+      host_tuning::tuned<softmax_vector, Exec>::run(exec, in, out, p);
+    } else if (detail::softmax_channels_contiguous<L>(p.dims())) {
+      // A pixel per row, the lanes along c (c walked inside each row).
+      constexpr int skip_c = run_axis<L> == axis::c ? -1 : int(axis::c);
+      for_each_row<L, skip_c, tunings::portable>("kcnn::softmax_vector", exec, p.dims(), p.c,
+                                                 detail::softmax_vector_body<Exec, 1, In, Out, true>{in, out});
+    } else {
+      using detail::softmax_split_segments;
+      // Segments of at least 32 channels, at most 16 of them (teams of up to 512 threads).
+      using functor = detail::softmax_split_channels_functor<Exec, In, Out>;
+      const int segments = softmax_split_segments(p.c);
+      const int league = int((p.rows().size() + functor::lanes - 1) / functor::lanes);
+      launch_teams("kcnn::softmax_vector", exec, league, segments, functor::lanes,
+                   2 * functor::scratch::shmem_size(segments, functor::lanes), functor{in, out, p.rows(), segments});
     }
-    if (detail::softmax_channels_contiguous<L>(p.dims()))
-      for_each_row<L, skip_c>("kcnn::softmax_vector", exec, p.dims(), p.c, detail::softmax_vector_body<Exec, In, Out, true>{in, out});
-    else
-      for_each_row<L, skip_c>("kcnn::softmax_vector", exec, p.dims(), extent<run_axis<L>>(p.dims()),
-                              detail::softmax_vector_body<Exec, In, Out, false>{in, out});
   }
 };
 }  // namespace variant
@@ -378,8 +380,8 @@ int softmax_passes(const variant::softmax_multi_kernel&, const softmax_params&) 
 // The row staged in team scratch: read once, written once; else read three times.
 template <class Exec>
 int softmax_passes(const variant::softmax_fused&, const softmax_params& p) { return softmax_fused_staged<Exec>(p) ? 2 : 4; }
-// One read and one write; the later sweeps of a row hit the cache (host: the row's lanes; GPU,
-// channels not contiguous: the team's segment, in L1).
+// One read and one write; the later sweeps of a row hit the cache (the row's lanes; channels not
+// contiguous: the team's segment, in L1).
 template <class Exec>
 int softmax_passes(const variant::softmax_vector&, const softmax_params&) { return 2; }
 // Read-only loads do not change the passes.
@@ -398,3 +400,7 @@ void softmax(const Exec& exec, const In& in, const Out& out, const softmax_param
 
 
 }  // namespace kcnn
+
+#if KCNN_HOST_TUNING
+#include <kcnn/host/softmax.hpp>
+#endif

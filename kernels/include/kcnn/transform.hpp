@@ -13,6 +13,7 @@
 #include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
+#include <kcnn/tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -82,7 +83,7 @@ struct copy_element {
 // (contiguous in the input) into team scratch, then written with the lanes along AO (contiguous
 // in the output); the scratch rows are padded to 33 floats so that reading a column touches 32
 // distinct banks on a GPU.
-template <class Exec, class In, class Out>
+template <class Exec, int W, class In, class Out>
 struct transform_vector_functor {
   using member = typename Kokkos::TeamPolicy<Exec>::member_type;
   using scratch = Kokkos::View<float**, Kokkos::LayoutRight, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
@@ -95,7 +96,6 @@ struct transform_vector_functor {
   Out out;
   int tiles_i, tiles_o;
   KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
-    constexpr int W = lane_width<Exec>;
     const dims4& d = in.dims();
     int t = m.league_rank();
     const int ti = t % tiles_i;
@@ -133,77 +133,6 @@ inline constexpr bool hw_adjacent = [] {
   return false;
 }();
 
-// The host transpose (transform_vector on a host, both layouts storing h right before w: nchw,
-// nhwc, chwn): the axes are n, c and the merged pixel axis p = h * w. For each value of the axis
-// that neither layout runs along (a rep), the input holds a matrix whose rows run along the
-// output's run axis (row stride in_row) and whose columns are the input's contiguous run; the
-// output holds its transpose. A work item is one rep's block of W rows over a span of up to
-// `span` columns (spans keep a few-row tensor, an RGB image, parallel): it reads the rows along
-// the run (W sequential streams), transposes W x W blocks in registers (transpose_lanes) and
-// writes W contiguous floats into each of W output rows; the last block of rows or columns goes
-// element by element. The Kokkos team path read and wrote every element through team scratch one
-// by one (nchw -> nhwc 749 ms against oneDNN's 212 on 64 x 256 x 112 x 112, one thread of this
-// project's Xeon: docs/performance.md).
-template <int W>
-struct host_transpose_functor {
-  static constexpr long span = 64 * W;
-  const float* in;
-  float* out;
-  long rows, cols, row_blocks, spans;
-  long in_row, in_rep, out_row, out_rep;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t item) const {
-    const long sp = long(item) % spans, block = long(item) / spans;
-    const long rep = block / row_blocks, a0 = block % row_blocks * W;
-    const float* const src = in + rep * in_rep + a0 * in_row;
-    float* const dst = out + rep * out_rep + a0;
-    const long na = rows - a0 < W ? rows - a0 : W;
-    long i0 = sp * span;
-    const long i1 = cols - i0 < span ? cols : i0 + span;
-    if (na == W) {
-      for (; i0 + W <= i1; i0 += W) {
-        float_lanes<W> r[W];
-        KCNN_UNROLL_TILE
-        for (int a = 0; a < W; ++a) load_lanes<W>(r[a], src + a * in_row + i0);
-        transpose_lanes<W>(r);
-        KCNN_UNROLL_TILE
-        for (int i = 0; i < W; ++i) store_lanes<W>(dst + (i0 + i) * out_row, r[i]);
-      }
-    }
-    for (long i = i0; i < i1; ++i)
-      for (long a = 0; a < na; ++a) dst[i * out_row + a] = src[a * in_row + i];
-  }
-};
-// Runs the host transpose when both tensors are dense along p (h's stride is w times w's) and
-// contiguous along their run axes; false (nothing done) otherwise.
-template <class Exec, class In, class Out>
-bool host_transpose(const Exec& exec, const In& in, const Out& out) {
-  using LI = typename In::layout_tag;
-  using LO = typename Out::layout_tag;
-  const dims4& d = in.dims();
-  if (d.size() == 0) return true;
-  // Merged axes: 0 = n, 1 = c, 2 = p. Strides (in floats) from element addresses.
-  const auto strides = [&](const auto& t, long (&st)[3]) {
-    using L = typename std::decay_t<decltype(t)>::layout_tag;
-    const float* o = &L::at(t.view(), 0, 0, 0, 0);
-    st[0] = d.n > 1 ? long(&L::at(t.view(), 1, 0, 0, 0) - o) : 0;
-    st[1] = d.c > 1 ? long(&L::at(t.view(), 0, 1, 0, 0) - o) : 0;
-    st[2] = d.w > 1 ? long(&L::at(t.view(), 0, 0, 0, 1) - o) : d.h > 1 ? long(&L::at(t.view(), 0, 0, 1, 0) - o) : 0;
-    const long sh = d.h > 1 ? long(&L::at(t.view(), 0, 0, 1, 0) - o) : 0;
-    return d.h <= 1 || d.w <= 1 || sh == long(d.w) * st[2];
-  };
-  long si[3], so[3];
-  if (!strides(in, si) || !strides(out, so)) return false;
-  const auto merged = [](axis a) { return a == axis::n ? 0 : a == axis::c ? 1 : 2; };
-  const int ai = merged(run_axis<LI>), ao = merged(run_axis<LO>), r = 3 - ai - ao;
-  const long ext[3] = {d.n, d.c, long(d.h) * d.w};
-  if ((ext[ai] > 1 && si[ai] != 1) || (ext[ao] > 1 && so[ao] != 1)) return false;
-  constexpr int W = 16;
-  using F = host_transpose_functor<W>;
-  const long row_blocks = (ext[ao] + W - 1) / W, spans = (ext[ai] + F::span - 1) / F::span;
-  launch_range("kcnn::transform_vector", exec, std::size_t(ext[r] * row_blocks * spans),
-               F{in.view().data(), out.view().data(), ext[ao], ext[ai], row_blocks, spans, si[ao], si[r], so[ai], so[r]});
-  return true;
-}
 
 // The GPU transpose where one of the two run axes is w and both layouts store h right before
 // w (nchw <-> nhwc, nchw <-> chwn): the tile spans the merged h * w axis, so a 7 x 7 image fills
@@ -288,23 +217,31 @@ struct transform_tiled {
 };
 // The portable mapping (kcnn/lanes.hpp): a team per 32 x 32 tile over the input's and the
 // output's contiguous axes, read with the lanes along the input's (coalesced loads) into team
-// scratch and written with the lanes along the output's (coalesced stores); on a GPU, where one
-// of them is w and both layouts store h before w, the tile spans h * w instead
-// (transform_hw_functor); on a host, where both store h before w, 16 x 16 blocks transposed in
-// registers (host_transpose); when both layouts have the same contiguous axis, a copy by rows
-// with the lanes along it. Compile-time layouts.
+// scratch and written with the lanes along the output's (coalesced stores); where one of them is
+// w and both layouts store h before w, the tile spans h * w instead (transform_hw_functor); when
+// both layouts have the same contiguous axis, a copy by rows with the lanes along it. Host tuning
+// (kcnn/host/transform.hpp): where both layouts store h before w, 16 x 16 blocks transposed in
+// registers; otherwise the tiles with lane blocks. Compile-time layouts.
 struct transform_vector {
   using op = ops::transform;
+  static constexpr bool host_tunable = true;
   template <class Exec, class In, class Out>
-  void run(const Exec& exec, const In& in, const Out& out, const no_params&) const {
+  void run(const Exec& exec, const In& in, const Out& out, const no_params& p) const {
+    run_tuned<tunings::automatic>(exec, in, out, p);
+  }
+  template <class T, class Exec, class In, class Out>
+  void run_tuned(const Exec& exec, const In& in, const Out& out, const no_params&) const {
     using LI = typename In::layout_tag;
     using LO = typename Out::layout_tag;
     static_assert(!LI::runtime_strided && !LO::runtime_strided,
                   "kcnn::transform: transform_vector needs compile-time layouts");
     constexpr axis AI = run_axis<LI>, AO = run_axis<LO>;
-    if constexpr (AI == AO) {
-      for_each_element_by_rows<LO>("kcnn::transform_vector_copy", exec, out.dims(), detail::copy_element<In, Out>{in, out});
-    } else if constexpr (!host_backend<Exec> && (AI == axis::w || AO == axis::w) && AI != axis::h && AO != axis::h &&
+    if constexpr (takes_host_tuning<T, Exec>) {
+      host_tuning::tuned<transform_vector, Exec>::run(exec, in, out);
+    } else if constexpr (AI == AO) {
+      for_each_element_by_rows<LO, tunings::portable>("kcnn::transform_vector_copy", exec, out.dims(),
+                                                      detail::copy_element<In, Out>{in, out});
+    } else if constexpr ((AI == axis::w || AO == axis::w) && AI != axis::h && AO != axis::h &&
                          detail::hw_adjacent<LI> && detail::hw_adjacent<LO>) {
       using functor = detail::transform_hw_functor<Exec, In, Out>;
       const dims4& d = in.dims();
@@ -314,22 +251,19 @@ struct transform_vector {
       launch_teams("kcnn::transform_vector", exec, int(league), 8, 32,
                    functor::scratch::shmem_size(functor::T, functor::pitch), functor{in, out, thw, tx});
     } else {
-      // float tensors only: the register transpose is written for float lanes.
-      if constexpr (host_backend<Exec> && detail::hw_adjacent<LI> && detail::hw_adjacent<LO> &&
-                    std::is_same_v<std::remove_const_t<typename In::value_type>, float> &&
-                    std::is_same_v<typename Out::value_type, float>)
-        if (detail::host_transpose(exec, in, out)) return;
-      using functor = detail::transform_vector_functor<Exec, In, Out>;
-      const dims4& d = in.dims();
-      const int ti = (extent<functor::AI>(d) + functor::T - 1) / functor::T;
-      const int to = (extent<functor::AO>(d) + functor::T - 1) / functor::T;
-      const std::size_t league = std::size_t(ti) * to * extent<functor::O1>(d) * extent<functor::O2>(d);
-      const functor f{in, out, ti, to};
-      const std::size_t bytes = functor::scratch::shmem_size(functor::T, functor::pitch);
-      // GPU: 8 threads of 32 lanes (a warp per thread); host: one thread per team.
-      if constexpr (host_backend<Exec>) launch_teams("kcnn::transform_vector", exec, int(league), 1, 1, bytes, f);
-      else launch_teams("kcnn::transform_vector", exec, int(league), 8, 32, bytes, f);
+      launch_tiles<1>(exec, in, out, 8, 32);
     }
+  }
+  // The 32 x 32 tiles with lane blocks of W elements, teams of `team` threads of `vector` lanes.
+  template <int W, class Exec, class In, class Out>
+  static void launch_tiles(const Exec& exec, const In& in, const Out& out, const int team, const int vector) {
+    using functor = detail::transform_vector_functor<Exec, W, In, Out>;
+    const dims4& d = in.dims();
+    const int ti = (extent<functor::AI>(d) + functor::T - 1) / functor::T;
+    const int to = (extent<functor::AO>(d) + functor::T - 1) / functor::T;
+    const std::size_t league = std::size_t(ti) * to * extent<functor::O1>(d) * extent<functor::O2>(d);
+    launch_teams("kcnn::transform_vector", exec, int(league), team, vector,
+                 functor::scratch::shmem_size(functor::T, functor::pitch), functor{in, out, ti, to});
   }
 };
 }  // namespace variant
@@ -348,3 +282,7 @@ void transform(const Exec& exec, const In& in, const Out& out, const V& v = V{})
 }
 
 }  // namespace kcnn
+
+#if KCNN_HOST_TUNING
+#include <kcnn/host/transform.hpp>
+#endif

@@ -132,9 +132,8 @@ KOKKOS_INLINE_FUNCTION float sigmoid(float x) { return 1.0f / (1.0f + vmath::exp
 // +-7.9053, the end of the fit (tanh there is 1 - 2.7e-7: +-1 is within the error bound from
 // there on); the coefficients are Eigen's (its generic fast tanh; XLA and ONNX Runtime's MLAS
 // use the same). Odd, so small arguments keep their relative
-// accuracy (1 - 2 / (e^2x + 1) cancels there). 11 FMAs and a division: on this project's Xeon
-// host twice the rate of the exp form it replaced (a 200 K-element loop in L2, 0.06 against
-// 0.12-0.16 ms), whose exp, odd polynomial near 0 and blend cost more than the division.
+// accuracy (1 - 2 / (e^2x + 1) cancels there). 11 FMAs and a division: cheaper than the exp
+// form it replaced, whose exp, odd polynomial near 0 and blend cost more than the division.
 KOKKOS_INLINE_FUNCTION float tanh(float x) {
   constexpr float saturate = 7.90531110763549805f;
   x = detail::select(x > saturate, saturate, x);

@@ -2,18 +2,12 @@
 // conv2d direct_vector in nchw (kcnn/conv2d/direct_vector.hpp is the nhwc form): the lanes run
 // along the output row (ow, nchw's contiguous axis) and a block of KB output channels of one
 // group are the accumulators, each weight broadcast over the lanes:
-//   * a host work item is (image n, output row oh, block of KB channels, PV x 16 consecutive
-//     output columns): KB x PV accumulators of 16 lanes in registers; per input channel and tap,
-//     PV loads of 16 input values (stride 1: one contiguous load; stride 2: two loads and one
-//     permute, from a zero-padded copy of the row segment at the padded edges and the row's end;
-//     stride 3 and more: a gather) and KB broadcast weights for
-//     KB x PV vector multiply-adds. A pointwise layer (1 x 1, stride 1, no pad) is one long row per
-//     image (the plane h * w is contiguous in input and output);
-//   * on a GPU a thread is one output pixel (adjacent threads: adjacent pixels of the flattened
+//   * a thread is one output pixel (adjacent threads: adjacent pixels of the flattened
 //     plane oh * q + ow, so input loads and output stores are coalesced runs) with KB channels in
 //     registers; every thread of a warp reads the same weight (a broadcast). A launch too small
 //     to fill the GPU splits the input channels (partial sums, then a second pass), as the nhwc
 //     form does.
+// The host tuning's tile (PV x 16 columns per work item) is kcnn/host/conv2d_direct_vector.hpp's.
 // This is the form for layers with few output channels (a classifier or box head: 1 x 1 to 2,
 // 3, 12 or 21 channels, where the nhwc tile's 32 lanes hold 2 or 3 live channels) and few input
 // channels (the stem of a network on 1 or 3 channels). KB and PV come from the output channels
@@ -24,6 +18,7 @@
 #include <kcnn/map.hpp>
 #include <kcnn/lanes.hpp>
 #include <kcnn/layout.hpp>
+#include <kcnn/tuning.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -133,162 +128,6 @@ struct conv_vector_nchw_pack_functor {
   }
 };
 
-// The host tile: (n, oh, block kb over all groups, block of W x PV output columns). When
-// `pointwise`, p is the layer seen as one row per image (h = 1, w = the plane).
-template <int W, int KB, int PV, class Bias>
-struct conv_vector_nchw_functor {
-  static constexpr int PXB = W * PV;  // output columns per item
-  // An edge item's input row segment, zero-padded (floats): stride 1 or 2, up to 96 columns of
-  // output and a dilated filter row spanning up to 65 columns ((S - 1) dilation <= 64).
-  static constexpr int segment_floats = 2 * PXB + 64;
-  const float* x;
-  const float* pack;
-  Bias bias;
-  float* y;
-  conv2d_params p;
-  int kblocks;  // blocks per group
-
-  // acc[j][v] += w[j] x[v] for the block's KB weights w of one tap.
-  KOKKOS_FORCEINLINE_FUNCTION static void madd_tap(float_lanes<W> (&acc)[KB][PV], const float_lanes<W> (&xv)[PV],
-                                                   const float* w) {
-    KCNN_UNROLL_TILE
-    for (int j = 0; j < KB; ++j) {
-      const float wj = w[j];
-      KCNN_UNROLL_TILE
-      for (int v = 0; v < PV; ++v) madd_lanes<W>(acc[j][v], wj, xv[v]);
-    }
-  }
-  // The PV vectors of input a tap reads from b (its lane 0's column): stride 1, one load each;
-  // stride 2, two loads and the even lanes (the second load ends one column past the last lane's).
-  KOKKOS_FORCEINLINE_FUNCTION static void load_tap(float_lanes<W> (&xv)[PV], const float* b, int sw) {
-    if (sw == 1) {
-      KCNN_UNROLL_TILE
-      for (int v = 0; v < PV; ++v) load_lanes<W>(xv[v], b + v * W);
-    } else {
-      KCNN_UNROLL_TILE
-      for (int v = 0; v < PV; ++v) {
-        float_lanes<W> lo, hi;
-        load_lanes<W>(lo, b + 2 * v * W);
-        load_lanes<W>(hi, b + 2 * v * W + W);
-        even_lanes<W>(xv[v], lo, hi);
-      }
-    }
-  }
-
-  KOKKOS_INLINE_FUNCTION void operator()(const int n, const int oh, const int kb_all, const int owb) const {
-    using vec = float_lanes<W>;
-    const int g = kb_all / kblocks, b = kb_all % kblocks;
-    const int kpg = p.k_per_group(), cpg = p.c_per_group();
-    const int kn = kpg - b * KB < KB ? kpg - b * KB : KB;  // live channels of the block
-    const int k0 = g * kpg + b * KB;
-    const int Q = p.q(), C = p.c, H = p.h, Wd = p.w, R = p.r, S = p.s;
-    const int sh = p.row_stride(), sw = p.col_stride(), dh = p.dilation_h, dw = p.dilation_w;
-    const int ow0 = owb * PXB;
-    const int npx = Q - ow0 < PXB ? Q - ow0 : PXB;
-    // The item's output rows, fetched for writing while it computes (the stores would wait on
-    // their read-for-ownership: U-Net's first layer 1.6x faster, DeepLab's classifier 1.5x, one
-    // thread).
-    for (int j = 0; j < kn; ++j)
-      prefetch_host<true>(y + ((std::size_t(n) * p.k + k0 + j) * p.p() + oh) * std::size_t(Q) + ow0, npx * sizeof(float));
-    // Fixed trip counts everywhere (j < KB, v < PV): an accumulator indexed by a runtime bound
-    // lives on the stack, and then so do all of them.
-    vec acc[KB][PV];
-    KCNN_UNROLL_TILE
-    for (int j = 0; j < KB; ++j) {
-      const float bj = j < kn ? float(bias(k0 + j)) : 0.0f;
-      KCNN_UNROLL_TILE
-      for (int v = 0; v < PV; ++v) fill_lanes<W>(acc[j][v], bj);
-    }
-    // The input columns the item's taps read in a row: [seg0, seg0 + seg_len) (stride 2 loads
-    // one column past the last lane's). Inside the row: loads straight from it; otherwise
-    // (padding, the row's end, a partial item) from a zero-padded copy of the segment; stride 3
-    // and more, or a segment too long for the copy: gathers.
-    const int seg0 = ow0 * sw - p.pad_left();
-    const int seg_len = (PXB - 1) * sw + (S - 1) * dw + 1 + (sw == 2 ? 1 : 0);
-    const bool inside = npx == PXB && seg0 >= 0 && seg0 + seg_len <= Wd && sw <= 2;
-    const bool padded_copy = !inside && sw <= 2 && seg_len <= segment_floats;
-    const int copy_lo = seg0 < 0 ? 0 : seg0, copy_hi = seg0 + seg_len < Wd ? seg0 + seg_len : Wd;
-    // Host prefetch: the columns the item 4 items further along the row reads, per input row.
-    const int ahead = seg0 + 4 * PXB * sw;
-    const bool prefetch = ahead + PXB * sw <= Wd;
-    const float* wp = pack + std::size_t(kb_all) * cpg * R * S * KB;
-    const int ih1 = oh * sh - p.pad_top();
-    if (R == 1 && S == 1 && inside && ih1 >= 0 && ih1 < H) {
-      // 1 x 1 inside the input (a pointwise layer, one row per image): one loop over the input
-      // channels, a plane apart (the loop setup of the general taps cost as much as 24 FMAs).
-      const std::size_t plane_size = std::size_t(H) * Wd;
-      const float* xc = x + (std::size_t(n) * C + std::size_t(g) * cpg) * plane_size + std::size_t(ih1) * Wd + seg0;
-      for (int c = 0; c < cpg; ++c, xc += plane_size, wp += KB) {
-        if (prefetch) prefetch_host(xc + 4 * PXB * sw, std::size_t(PXB) * sw * sizeof(float));
-        vec xv[PV];
-        load_tap(xv, xc, sw);
-        madd_tap(acc, xv, wp);
-      }
-      store(acc, n, oh, k0, kn, ow0, npx);
-      return;
-    }
-    float segment[segment_floats];
-    for (int c = 0; c < cpg; ++c) {
-      const float* const plane = x + (std::size_t(n) * C + std::size_t(g) * cpg + c) * std::size_t(H) * Wd;
-      for (int r = 0; r < R; ++r) {
-        const int ih = ih1 + r * dh;
-        if (ih < 0 || ih >= H) {
-          wp += S * KB;
-          continue;
-        }
-        const float* const row = plane + std::size_t(ih) * Wd;
-        if (prefetch) prefetch_host(row + ahead, std::size_t(PXB) * sw * sizeof(float));
-        const float* base = row + seg0;
-        if (padded_copy) {
-          for (int t = 0; t < seg_len; ++t) segment[t] = 0.0f;
-          for (int iw = copy_lo; iw < copy_hi; ++iw) segment[iw - seg0] = row[iw];
-          base = segment;
-        }
-        if (inside || padded_copy) {
-          for (int s = 0; s < S; ++s, wp += KB) {
-            vec xv[PV];
-            load_tap(xv, base + s * dw, sw);
-            madd_tap(acc, xv, wp);
-          }
-          continue;
-        }
-        for (int s = 0; s < S; ++s, wp += KB) {
-          vec xv[PV];
-          KCNN_UNROLL_TILE
-          for (int v = 0; v < PV; ++v) {
-            float a[W];
-            for (int l = 0; l < W; ++l) {
-              const int iw = seg0 + s * dw + (v * W + l) * sw;
-              a[l] = (v * W + l < npx && iw >= 0 && iw < Wd) ? row[iw] : 0.0f;
-            }
-            load_lanes<W>(xv[v], a);
-          }
-          madd_tap(acc, xv, wp);
-        }
-      }
-    }
-    store(acc, n, oh, k0, kn, ow0, npx);
-  }
-
-  KOKKOS_FORCEINLINE_FUNCTION void store(const float_lanes<W> (&acc)[KB][PV], int n, int oh, int k0, int kn, int ow0,
-                                         int npx) const {
-    const int P = p.p(), Q = p.q(), K = p.k;
-    KCNN_UNROLL_TILE
-    for (int j = 0; j < KB; ++j) {
-      if (j >= kn) break;
-      float* const yo = y + ((std::size_t(n) * K + k0 + j) * P + oh) * std::size_t(Q) + ow0;
-      KCNN_UNROLL_TILE
-      for (int v = 0; v < PV; ++v) {
-        if (npx == PXB) {
-          store_lanes<W>(yo + v * W, acc[j][v]);
-        } else {
-          for (int l = 0; l < W && v * W + l < npx; ++l) yo[v * W + l] = lane_get<W>(acc[j][v], l);
-        }
-      }
-    }
-  }
-};
-
 // The GPU form: f(i), i = ((n, block kb over all groups), pixel of the plane) with the pixel
 // fastest: a warp is 32 adjacent output pixels of one channel block. 32-bit index arithmetic
 // except the element offsets.
@@ -336,13 +175,15 @@ struct conv_vector_nchw_gpu_functor {
   }
 };
 
-// Prepared state of the nchw form: packed weights and the launch.
+// Prepared state of the nchw form: packed weights and the launch. The host tuning's state derives
+// from it (the same packing, its own launch, no channel split).
 template <class Exec>
 class conv2d_direct_vector_nchw_state {
  public:
   using pack_view = Kokkos::View<float*, typename Exec::memory_space>;
+  // split_channels: plan the split reduction of a launch too small to fill the device.
   template <class Wt>
-  void prepare(const Exec& exec, const conv2d_params& p, const Wt& wt) {
+  void prepare(const Exec& exec, const conv2d_params& p, const Wt& wt, const bool split_channels = true) {
     p_ = p;
     shape_ = conv_vector_nchw_shape_for(p.k_per_group());
     kblocks_ = (p.k_per_group() + shape_.kb - 1) / shape_.kb;
@@ -350,7 +191,7 @@ class conv2d_direct_vector_nchw_state {
     pack_ = pack_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcnn::conv2d_direct_vector_nchw.weights"), size);
     launch_range("kcnn::conv2d_direct_vector_nchw_pack", exec, size,
                  conv_vector_nchw_pack_functor<Wt, pack_view>{wt, pack_, p, shape_.kb, kblocks_});
-    if constexpr (!host_backend<Exec>) {
+    if (split_channels) {
       // A launch of a thread per output pixel and channel block leaves most of a GPU idle on a
       // head of 1 to 24 channels at batch 1 (a tenth of a wave): the input channels are split as
       // in the nhwc form, the partial sums added by a second pass.
@@ -360,62 +201,42 @@ class conv2d_direct_vector_nchw_state {
     }
   }
   double workspace_bytes() const { return double(pack_.span()) * sizeof(float) + split_.workspace_bytes(); }
-  // The unit that shares loads, for the traffic model: {output pixels, output channels}.
-  static std::array<int, 2> load_unit(const conv2d_params& p) {
-    const auto sh = conv_vector_nchw_shape_for(p.k_per_group());
-    return {host_backend<Exec> ? 16 * sh.pv : 32, sh.kb};
-  }
+  // The unit that shares loads, for the traffic model: {output pixels, output channels}: a warp of
+  // 32 pixels x KB.
+  static std::array<int, 2> load_unit(const conv2d_params& p) { return {32, conv_vector_nchw_shape_for(p.k_per_group()).kb}; }
 
   template <class Bias>
   void operator()(const Exec& exec, const float* x, const Bias& bias, float* y) const {
     switch (shape_.kb) {
-      case 2: return launch<2, 6>(exec, x, bias, y);
-      case 3: return launch<3, 6>(exec, x, bias, y);
-      case 4: return launch<4, 4>(exec, x, bias, y);
-      case 12: return launch<12, 2>(exec, x, bias, y);
-      case 24: return launch<24, 1>(exec, x, bias, y);
-      default: return launch<8, 3>(exec, x, bias, y);
+      case 2: return launch<2>(exec, x, bias, y);
+      case 3: return launch<3>(exec, x, bias, y);
+      case 4: return launch<4>(exec, x, bias, y);
+      case 12: return launch<12>(exec, x, bias, y);
+      case 24: return launch<24>(exec, x, bias, y);
+      default: return launch<8>(exec, x, bias, y);
     }
   }
 
- private:
-  template <int KB, int PV, class Bias>
-  void launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
-    const int kitems = kblocks_ * p_.groups;
-    if constexpr (!host_backend<Exec>) {
-      const std::size_t total = std::size_t(split_.splits) * p_.n * kitems * std::size_t(p_.p()) * p_.q();
-      if (total > std::size_t(2147483647))
-        throw std::invalid_argument("kcnn::conv2d (variant direct_vector, nchw): layer too large for one launch");
-      launch_range("kcnn::conv2d_direct_vector_nchw", exec, total,
-                   conv_vector_nchw_gpu_functor<KB, Bias>{x, pack_.data(), bias, split_.target(y), p_, kblocks_,
-                                                          split_.splits, split_.csplit});
-      split_.sum("kcnn::conv2d_direct_vector_nchw_sum", exec, bias, y, p_.k);
-    } else {
-      constexpr int W = lane_width<Exec>;
-      conv2d_params q = p_;
-      // Pointwise: the plane is one contiguous row of h * w pixels, in the input and the output.
-      if (p_.r == 1 && p_.s == 1 && p_.row_stride() == 1 && p_.col_stride() == 1 && p_.pad_top() == 0 &&
-          p_.pad_left() == 0 && p_.pad_bottom() == 0 && p_.pad_right() == 0) {
-        q = conv2d_params{p_.n, p_.c, 1, p_.h * p_.w, p_.k, 1, 1, 1, 0, p_.groups};
-      }
-      const int owblocks = (q.q() + W * PV - 1) / (W * PV);
-      const conv_vector_nchw_functor<W, KB, PV, Bias> f{x, pack_.data(), bias, y, q, kblocks_};
-      // Channel blocks inside an output row: the row's input stays in cache for every block. A
-      // host tile is a run of one block's columns (a whole row unless that leaves fewer than 8
-      // tiles per thread: a pointwise layer is one row per image).
-      long owtile = owblocks;
-      const long rows = long(q.n) * q.p() * kitems, want = 8L * compat::concurrency(exec);
-      while (owtile > 1 && rows * ((owblocks + owtile - 1) / owtile) < want) owtile = (owtile + 1) / 2;
-      launch_mdrange<4, Kokkos::Iterate::Right>("kcnn::conv2d_direct_vector_nchw", exec, {0, 0, 0, 0},
-                                                {q.n, q.p(), kitems, owblocks}, std::array<long, 4>{1, 1, 1, owtile}, f);
-    }
-  }
-
+ protected:
   conv2d_params p_;
   conv_vector_nchw_shape shape_{8, 3};
   int kblocks_ = 0;
   pack_view pack_;
-  conv_vector_split_plan<pack_view> split_;  // GPU builds
+
+ private:
+  template <int KB, class Bias>
+  void launch(const Exec& exec, const float* x, const Bias& bias, float* y) const {
+    const int kitems = kblocks_ * p_.groups;
+    const std::size_t total = std::size_t(split_.splits) * p_.n * kitems * std::size_t(p_.p()) * p_.q();
+    if (total > std::size_t(2147483647))
+      throw std::invalid_argument("kcnn::conv2d (variant direct_vector, nchw): layer too large for one launch");
+    launch_range("kcnn::conv2d_direct_vector_nchw", exec, total,
+                 conv_vector_nchw_gpu_functor<KB, Bias>{x, pack_.data(), bias, split_.target(y), p_, kblocks_,
+                                                        split_.splits, split_.csplit});
+    split_.sum("kcnn::conv2d_direct_vector_nchw_sum", exec, bias, y, p_.k);
+  }
+
+  conv_vector_split_plan<pack_view> split_;
 };
 
 }  // namespace detail

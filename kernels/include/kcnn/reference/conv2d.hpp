@@ -5,7 +5,7 @@
 // conv2d_naive is the definition: the seven-deep loop nest, one accessor call per multiply-add.
 // conv2d computes the same sums from double copies (per image and group: the im2col matrix and
 // the group's filters), so that the inner loops run over contiguous memory and vectorise. It is
-// 10x faster, which matters because every benchmarked layer is validated, VGG-16 at batch 8
+// much faster, which matters because every benchmarked layer is validated, VGG-16 at batch 8
 // included; the tests hold the two to 1e-12 of each other on shapes covering stride, padding,
 // groups, dilation, per-axis strides, asymmetric pads and fully connected windows. Only the
 // summation order differs. It runs on the host cores it may use (std::thread, one (group,
