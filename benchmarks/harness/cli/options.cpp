@@ -103,7 +103,7 @@ layers of a suite: validate against the host reference, then time. Writes
   --cold               flush the caches between repetitions (default: warm)
   --seed N             seed of the input fill (default 20161113)
   --model-device NAME  gpu-model build: the GPU the model describes (default h100_sxm; see
-                       kernels/model/devices.csv)
+                       benchmarks/model/devices.csv)
   --model-devices FILE gpu-model build: another file of GPU descriptions in that format
   --model-trace M      gpu-model build: millions of accesses traced per launch before the
                        rest of its blocks run untraced (counts scaled; default 8)

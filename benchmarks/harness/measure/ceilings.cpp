@@ -8,8 +8,7 @@
 #include <kcnn/compat_blas.hpp>
 #include <kcnn/lanes.hpp>
 #if KCNN_HOST_TUNING
-#include <kcnn/host/rows.hpp>
-#include <kcnn/host/streaming.hpp>
+#include <kcnn/host/streaming.hpp>  // with kcnn/lanes.hpp's host part (kcnn/host/rows.hpp)
 #endif
 
 #include <Kokkos_Core.hpp>

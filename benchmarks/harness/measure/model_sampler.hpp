@@ -1,8 +1,8 @@
 #pragma once
 // The device model as a sampler (gpu-model builds only): a sample runs the work once with the
-// model recording (kernels/model/gpu_model.hpp) and returns the modelled seconds; the figures of a
-// case's run become its row's model_* columns. Nothing is timed: whatever the harness would time
-// (cases, transforms, forward-pass steps) is modelled the same way.
+// model recording (benchmarks/model/gpu_model.hpp) and returns the modelled seconds; the figures
+// of a case's run become its row's model_* columns. Nothing is timed: whatever the harness would
+// time (cases, transforms, forward-pass steps) is modelled the same way.
 #include "measure/sampler.hpp"
 
 #include <gpu_model.hpp>

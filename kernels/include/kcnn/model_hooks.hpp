@@ -1,5 +1,5 @@
 #pragma once
-// What the GPU execution model (a build with KCNN_GPU_MODEL; kernels/model/) needs to know
+// What the GPU execution model (a build with KCNN_GPU_MODEL; benchmarks/model/) needs to know
 // while a kernel runs on the host in its CUDA launch geometry: which launch, which block, which
 // CUDA thread is executing, and where a block's team scratch lies. kcnn/map.hpp calls these; in
 // any other build they do not exist and map.hpp calls Kokkos directly.
@@ -28,7 +28,7 @@ struct thread_coords {
 struct block_dims {
   int x = 1, y = 1, z = 1;
 };
-// Out-of-line and compiled without the trace instrumentation (kernels/model/gpu_model.cpp): the
+// Out-of-line and compiled without the trace instrumentation (benchmarks/model/recorder.cpp): the
 // model's own bookkeeping is not a kernel's memory access, and a call the compiler cannot see
 // into keeps it from moving a kernel's loads and stores across a change of thread.
 thread_coords current_thread();

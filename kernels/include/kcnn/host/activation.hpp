@@ -3,7 +3,8 @@
 // (kcnn/host/flat.hpp). The chunk's loop and its loop-invariant alpha live in one function: a
 // loop of single-element functor calls vectorised with Kokkos 3's Serial backend but not with
 // Kokkos 4's OpenMP one, where the store through out may alias the functor's alpha.
-#include <kcnn/activation.hpp>
+// Part of kcnn/activation.hpp, which includes it at its end (after the variants it specialises for),
+// under KCNN_HOST_TUNING: not a header of its own.
 #include <kcnn/host/flat.hpp>
 #include <kcnn/tuning.hpp>
 

@@ -30,9 +30,9 @@
 // zero-padded copy of the row segment at the padded edges and the row's end; stride 3 and more: a
 // gather) and KB broadcast weights for KB x PV vector multiply-adds. A pointwise layer (1 x 1,
 // stride 1, no pad) is one long row per image (the plane h * w is contiguous in input and output).
+// Part of kcnn/conv2d/direct_vector.hpp, which includes it at its end (after the variants it specialises for),
+// under KCNN_HOST_TUNING: not a header of its own.
 #include <kcnn/compat.hpp>
-#include <kcnn/conv2d/direct_vector.hpp>
-#include <kcnn/conv2d/direct_vector_nchw.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/host/rows.hpp>
 #include <kcnn/host/simd.hpp>

@@ -1,7 +1,8 @@
 #pragma once
 // The host tuning of add_flat (kcnn/eltwise.hpp): chunks of consecutive elements
 // (kcnn/host/flat.hpp). add_vector and concat_vector take kcnn/host/rows.hpp's walk.
-#include <kcnn/eltwise.hpp>
+// Part of kcnn/eltwise.hpp, which includes it at its end (after the variants it specialises for),
+// under KCNN_HOST_TUNING: not a header of its own.
 #include <kcnn/host/flat.hpp>
 #include <kcnn/tuning.hpp>
 

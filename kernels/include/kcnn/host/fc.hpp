@@ -4,7 +4,8 @@
 // source's packing. A tile is one output block over all images: its weight block, B x features,
 // reused from cache by the image blocks, a thread keeping its own block (one item per tile dealt
 // round-robin made two threads share blocks).
-#include <kcnn/fc.hpp>
+// Part of kcnn/fc.hpp, which includes it at its end (after the variants it specialises for),
+// under KCNN_HOST_TUNING: not a header of its own.
 #include <kcnn/host/conv2d_direct_vector.hpp>
 #include <kcnn/map.hpp>
 #include <kcnn/tuning.hpp>

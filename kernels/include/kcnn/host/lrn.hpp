@@ -2,9 +2,10 @@
 // The host tuning of lrn_vector (kcnn/lrn.hpp): nhwc rows with lane blocks on kcnn/host/rows.hpp's
 // walk; nchw and chwn a block of span_width elements of a plane per call (2 KB runs the hardware
 // prefetcher follows; the running sums in L1), the next planes prefetched, no channel segments.
+// Part of kcnn/lrn.hpp, which includes it at its end (after the variants it specialises for),
+// under KCNN_HOST_TUNING: not a header of its own.
 #include <kcnn/host/rows.hpp>
 #include <kcnn/host/simd_types.hpp>
-#include <kcnn/lrn.hpp>
 #include <kcnn/tuning.hpp>
 
 namespace kcnn {

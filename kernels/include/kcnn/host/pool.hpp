@@ -7,11 +7,12 @@
 //    reduced over the window's rows once into a ring of column results where the windows overlap
 //    enough, else each window read straight from the input rows (pool_vector_slide_body), the
 //    output streamed past the variant's threshold (kcnn/host/streaming.hpp).
+// Part of kcnn/pool.hpp, which includes it at its end (after the variants it specialises for),
+// under KCNN_HOST_TUNING: not a header of its own.
 #include <kcnn/host/rows.hpp>
 #include <kcnn/host/simd_types.hpp>
 #include <kcnn/host/streaming.hpp>
 #include <kcnn/lanes.hpp>
-#include <kcnn/pool.hpp>
 #include <kcnn/tuning.hpp>
 
 #include <Kokkos_Core.hpp>

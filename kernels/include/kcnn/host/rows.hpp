@@ -12,8 +12,9 @@
 //    before the loops (a float store to the output could alias a float member, forcing a reload
 //    per lane).
 //  * for_each_span: a body gets span_width consecutive elements of a plane per call.
+// Part of kcnn/lanes.hpp, which includes it at its end (after the mapping it walks), under
+// KCNN_HOST_TUNING: not a header of its own.
 #include <kcnn/host/simd_types.hpp>
-#include <kcnn/lanes.hpp>
 #include <kcnn/map.hpp>
 
 #include <Kokkos_Core.hpp>

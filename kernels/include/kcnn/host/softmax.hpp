@@ -3,8 +3,9 @@
 // kcnn/host/rows.hpp's walk; where the channels are not contiguous (nchw, chwn) a row is a line of
 // pixels along the run axis, one pixel per lane, each lane reducing over the channels in its own
 // registers (a core has no team of threads to split them among).
+// Part of kcnn/softmax.hpp, which includes it at its end (after the variants it specialises for),
+// under KCNN_HOST_TUNING: not a header of its own.
 #include <kcnn/host/rows.hpp>
-#include <kcnn/softmax.hpp>
 #include <kcnn/tuning.hpp>
 
 namespace kcnn {

@@ -113,7 +113,7 @@ void stream_fence_threads(const Exec& exec) {
 // stream_fence_threads). The compute loop stays the one the compiler vectorises (its stores go
 // to the local buffer, which nothing aliases).
 template <class Compute>
-KOKKOS_INLINE_FUNCTION void stream_chunk(float* out, const std::size_t count, const Compute& compute) {
+inline void stream_chunk(float* out, const std::size_t count, const Compute& compute) {
   constexpr std::size_t block = 256;
   alignas(64) float buffer[block];
   for (std::size_t o = 0; o < count; o += block) {

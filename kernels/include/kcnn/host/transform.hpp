@@ -3,11 +3,12 @@
 // kcnn/host/rows.hpp's walk where both layouts have the same contiguous axis; where both store h
 // right before w, W x W blocks transposed in registers (host_transpose); otherwise the portable
 // tiles with lane blocks, one thread per team.
+// Part of kcnn/transform.hpp, which includes it at its end (after the variants it specialises for),
+// under KCNN_HOST_TUNING: not a header of its own.
 #include <kcnn/host/rows.hpp>
 #include <kcnn/host/simd.hpp>
 #include <kcnn/host/simd_types.hpp>
 #include <kcnn/map.hpp>
-#include <kcnn/transform.hpp>
 #include <kcnn/tuning.hpp>
 
 #include <cstddef>

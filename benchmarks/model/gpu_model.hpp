@@ -15,7 +15,8 @@
 //    (constant reads serialise over distinct addresses);
 //  * locals on the simulated thread's stack are registers (not counted).
 // A predicted time is the largest of DRAM, L2, FP32, issue and latency bounds; it is a model
-// figure, never a measurement. Single-threaded (Serial backend) by construction.
+// figure, never a measurement. Single-threaded (Serial backend) by construction. The sources
+// beside this header hold one concern each (docs/gpu-model.md, section 3).
 #include <cstddef>
 #include <array>
 #include <string>
@@ -26,7 +27,7 @@ namespace kcnn::model {
 // Version of the model's rules, recorded in every context (bump when a figure's meaning changes).
 inline constexpr const char* model_version = "1";
 
-// A GPU as the model sees it (kernels/model/devices.csv).
+// A GPU as the model sees it (benchmarks/model/devices.csv).
 struct device_description {
   std::string name;
   int sms = 0;
