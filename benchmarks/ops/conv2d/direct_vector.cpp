@@ -1,9 +1,8 @@
 // conv2d / nhwc, nchw / global / regtile / direct_vector: the direct convolution vectorised along
-// the output's contiguous axis. nhwc: lanes along the output channels (two 16-float vectors on a
-// host; on a GPU the 32 lanes of a warp, KV channels each) with 8 output pixels per work item in
-// registers; depthwise layers put channels in the lanes. nchw: lanes along the output row (host:
-// PV vectors of 16 columns; GPU: a thread per pixel) with a block of KB output channels in
-// registers. The weights are repacked once, untimed (workspace_bytes).
+// the output's contiguous axis (kcnn/conv2d/direct_vector.hpp and direct_vector_nchw.hpp describe
+// the portable source's tiles, kcnn/host/conv2d_direct_vector.hpp the host tuning's); on a host
+// build also its portable source as tuning `portable`. The weights are repacked once, untimed
+// (workspace_bytes).
 #include "conv_descriptor.hpp"
 
 #include <kcnn/conv2d/direct_vector.hpp>
@@ -14,14 +13,9 @@ using namespace kcnn::bench;
 
 const variant_kind direct_vector_kind{
     "direct_vector",
-    "direct convolution, lanes along the output's contiguous axis, a register tile of output pixels x channels per "
-    "work item. nhwc: lanes along the output channels (depthwise: along the channels; host: 8 pixels of a row x 2 "
-    "vectors of 16, 6 x 4 for few input channels, 16 x 1 for at most 16 output channels per group, 4 pixels x 4 vectors of 4 channels x 4 input channels "
-    "(one broadcast load, the phases summed at the store) for groups of 8 and 16; GPU: 8 "
-    "pixels x KV channels per lane, 32 apart, the input channels split when the launch is "
-    "small), weights repacked once as [group][block of 32 k][r][s][c][32 k]. nchw: lanes along the output row, a "
-    "block of KB output channels (2 to 24, from the channels per group) in registers (host: PV x 16 columns; GPU: "
-    "one pixel per thread), weights repacked once as [group][block of KB k][c][r][s][KB] (docs/performance.md)"};
+    "direct convolution, lanes along the output's contiguous axis (nhwc: output channels; nchw: the output row), a "
+    "register tile of output pixels x output channels per work item, weights repacked once; the tiles: "
+    "kcnn/conv2d/direct_vector.hpp (portable source), kcnn/host/conv2d_direct_vector.hpp (host tuning)"};
 
 template <class V = variant::direct_vector>
 struct direct_vector_conv : conv_call<direct_vector_conv<V>, V, false> {

@@ -1,7 +1,7 @@
 // fc / {nchw,nhwc} / global / regtile / direct_vector: conv2d direct_vector's register tile with
-// the images as the pixels of one row: 8 images x 32 outputs per work item (the host tuning's
-// tile; the portable source's warp: 8 images x 32 KV), lanes along the outputs, the features streamed; the weights are packed once, untimed, as
-// [block of 32 k][feature][32 k] (workspace_bytes).
+// the images as the pixels of one row (kcnn/fc.hpp), lanes along the outputs, the features
+// streamed; on a host build also its portable source as tuning `portable`. The weights are packed
+// once, untimed (workspace_bytes).
 #include "../conv2d/conv_descriptor.hpp"
 
 namespace {
