@@ -700,7 +700,7 @@ TEST(Cli, SessionRunsItsStepsInOrderUnderItsBudgetAndRecordsThem) {
   ASSERT_EQ(records.size(), 1u) << r.out << r.err;
   const std::string rec = slurp(records[0]);
   const std::vector<std::string> order = {"\"smoke\"", "\"ncu (model against hardware)\"",
-                                          "\"vgg16_conv3_1 ranking\"", "\"perf_memory\"", "\"perf_compute\"",
+                                          "\"perf_memory memory-bound forms\"", "\"vgg16_conv3_1 ranking\"", "\"perf_memory\"", "\"perf_compute\"",
                                           "\"memory spaces over the link\"", "\"transfer\"",
                                           "\"uvm_oversubscription\""};
   std::size_t at = 0;
@@ -713,6 +713,8 @@ TEST(Cli, SessionRunsItsStepsInOrderUnderItsBudgetAndRecordsThem) {
             std::string::npos)
       << rec;
   // Only the link study runs the spaces that cross the link.
+  EXPECT_NE(rec.find("--suite perf_memory --key-file "), std::string::npos) << rec;
+  EXPECT_NE(rec.find("suites/perf_memory_model.txt --quick"), std::string::npos) << rec;
   for (const char* step : {"--suite vgg16_conv3_1 --batch 32 --space global,scratch,constant,readonly --quick",
                            "--suite perf_memory --fill --space global,scratch,constant,readonly --quick",
                            "--suite perf_compute --fill --space global,scratch,constant,readonly --quick"})

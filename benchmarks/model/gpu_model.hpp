@@ -25,7 +25,7 @@
 namespace kcnn::model {
 
 // Version of the model's rules, recorded in every context (bump when a figure's meaning changes).
-inline constexpr const char* model_version = "1";
+inline constexpr const char* model_version = "2";
 
 // A GPU as the model sees it (benchmarks/model/devices.csv).
 struct device_description {
@@ -67,6 +67,10 @@ struct launch_figures {
   // iteration, independent of each other in kcnn's kernels, which never load an address from
   // memory): a histogram, the last bucket for 32 or more. Gives the latency bound's loads in flight.
   std::array<double, 33> loads_per_iteration{};
+  // Of those repeats, the ones whose iteration also stored to global memory: a compiler cannot
+  // move the next iteration's loads above a store to memory they may alias (nvcc does not), so
+  // such a loop has only its own iteration's loads in flight.
+  double storing_iterations = 0;
   double loads_in_flight = 0;  // per warp, as the latency bound takes it (predict)
   double t_dram = 0, t_l2 = 0, t_issue = 0, t_latency = 0;
 };

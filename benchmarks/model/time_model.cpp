@@ -44,9 +44,11 @@ void predict(const device_description& d, case_figures& c) {
                                             : d.l2_latency_s;
     // Loads in flight per warp: the median loads per iteration (a compiler issues an
     // iteration's independent loads before their uses), at least mlp_per_warp (the unrolling
-    // of a loop with one load) and at most 32; a warp whose loads never repeat has them all in
-    // flight, however few (a one-element-per-thread kernel: one, which is what kept kcnn's copy
-    // and relu at a third of the H200's bandwidth).
+    // of a loop with one load) where most iterations do not store (a reduction's loop), and at
+    // most 32; a loop whose iterations store gets no such floor (its loads wait for the previous
+    // iteration's store: a row walk of one element per lane, which kept kcnn's pooling and
+    // batch norm at a third of the H200's bandwidth); a warp whose loads never repeat has them
+    // all in flight, however few (a one-element-per-thread kernel: one, as kcnn's copy and relu).
     double repeats = 0, below = 0, median = 0;
     for (const double h : f.loads_per_iteration) repeats += h;
     for (std::size_t b = 0; b < f.loads_per_iteration.size(); ++b)
@@ -54,7 +56,8 @@ void predict(const device_description& d, case_figures& c) {
         median = double(b);
         break;
       }
-    f.loads_in_flight = repeats > 0 ? std::clamp(median, double(std::max(1, d.mlp_per_warp)), 32.0)
+    const double floor = f.storing_iterations > repeats / 2 ? 1.0 : double(std::max(1, d.mlp_per_warp));
+    f.loads_in_flight = repeats > 0 ? std::clamp(median, floor, 32.0)
                                     : std::clamp(f.max_warp_loads, 1.0, 32.0);
     f.t_latency = waves * f.max_warp_loads / f.loads_in_flight * latency;
     const double t = std::max({f.t_dram, f.t_l2, f.t_issue, f.t_latency});

@@ -44,6 +44,7 @@ void finish_block() {
   struct load_event {
     std::uint32_t warp, first_seq;
     std::uintptr_t pc;
+    bool store;  // a global store (kept for the loops' order; not a load)
   };
   std::vector<load_event> loads;
   std::vector<std::uint32_t> warp_requests, warp_loads;
@@ -81,9 +82,10 @@ void finish_block() {
       }
       if (a[i].store) {
         r.fig.st_requests += 1, r.fig.st_sectors += q.sector_count, r.fig.st_bytes += bytes;
+        loads.push_back({warp, first, a[i].pc, true});
       } else {
         r.fig.ld_requests += 1, r.fig.ld_sectors += q.sector_count, r.fig.ld_bytes += bytes;
-        loads.push_back({warp, first, a[i].pc});
+        loads.push_back({warp, first, a[i].pc, false});
       }
       t.requests.push_back(q);
     } else {
@@ -115,16 +117,30 @@ void finish_block() {
   }
   for (const std::uint32_t n : warp_requests) r.fig.max_warp_requests = std::max(r.fig.max_warp_requests, double(n));
   for (const std::uint32_t n : warp_loads) r.fig.max_warp_loads = std::max(r.fig.max_warp_loads, double(n));
-  // Loads per iteration: per warp, in program order, the loads since the same location last loaded.
+  // Loads per iteration: per warp, in program order, the loads since the same location last
+  // loaded; and whether the warp stored in between (an iteration that stores: its next
+  // iteration's loads wait for the store, outputs possibly aliasing inputs).
   std::sort(loads.begin(), loads.end(), [](const load_event& x, const load_event& y) {
     return x.warp != y.warp ? x.warp < y.warp : x.first_seq < y.first_seq;
   });
-  std::unordered_map<std::uintptr_t, std::size_t> last;
-  for (std::size_t i = 0, pos = 0; i < loads.size(); ++i, ++pos) {
-    if (i > 0 && loads[i].warp != loads[i - 1].warp) last.clear(), pos = 0;
+  struct seen {
+    std::size_t pos, stores;
+  };
+  std::unordered_map<std::uintptr_t, seen> last;
+  std::size_t pos = 0, stores = 0;
+  for (std::size_t i = 0; i < loads.size(); ++i) {
+    if (i > 0 && loads[i].warp != loads[i - 1].warp) last.clear(), pos = 0, stores = 0;
+    if (loads[i].store) {
+      ++stores;
+      continue;
+    }
     const auto it = last.find(loads[i].pc);
-    if (it != last.end()) r.fig.loads_per_iteration[std::min<std::size_t>(pos - it->second, 32)] += 1;
-    last[loads[i].pc] = pos;
+    if (it != last.end()) {
+      r.fig.loads_per_iteration[std::min<std::size_t>(pos - it->second.pos, 32)] += 1;
+      if (stores > it->second.stores) r.fig.storing_iterations += 1;
+    }
+    last[loads[i].pc] = seen{pos, stores};
+    ++pos;
   }
   // Replay order: the block's warps round-robin, each warp's k-th request before any warp's
   // (k+1)-th, as the warps of a resident block progress together. (The host ran the block's

@@ -2,6 +2,7 @@
 // with kcnn's mapping layer, run on Serial in their CUDA geometry, their traced accesses counted.
 #include <gpu_model.hpp>
 #include <kcnn/conv2d.hpp>
+#include <kcnn/eltwise.hpp>
 #include <kcnn/fill.hpp>
 #include <kcnn/map.hpp>
 #include <kcnn/softmax.hpp>
@@ -414,6 +415,34 @@ TEST(GpuModelKernels, SoftmaxOfAChwnClassifierFillsMoreThanOneBlockAndReadsOnce)
   EXPECT_EQ(c.launches[0].threads_per_block, 32 * 16);
   EXPECT_LE(c.ld_sectors / c.ld_requests, 4.0);
   EXPECT_NEAR(c.dram_bytes / p.min_bytes(), 1.0, 0.02);
+}
+
+// The portable row walk (kcnn/lanes.hpp) gives each lane a batch of lane_batch_size elements of
+// its row, all loaded before the first store: add_vector's warps keep 2 x 4 loads in flight where
+// the one-element-per-thread add_naive keeps 2, in the same coalesced requests (4 sectors each).
+// nchw rows of 64 floats: 16 lanes of one batch each, two rows per warp. 2^19 elements: two waves
+// of an H100's resident threads for add_naive, one (a quarter of the threads) for add_vector, so
+// add_naive waits two DRAM latencies and add_vector one.
+TEST(GpuModelKernels, ThePortableRowWalkKeepsABatchOfLoadsInFlight) {
+  using T4 = kcnn::tensor4<float, kcnn::layout::nchw>;
+  const kcnn::dims4 d{2, 64, 64, 64};
+  T4 a("a", d), b("b", d), out("out", d);
+  kcnn::fill_random(a, 1);
+  kcnn::fill_random(b, 2);
+  const auto run = [&](const auto& v) {
+    kcnn::model::session s(h100(), everything());
+    kcnn::add(exec(), a, b, out, v);
+    return s.finish(0);
+  };
+  const auto batched = run(kcnn::variant::add_vector{}), naive = run(kcnn::variant::add_naive{});
+  ASSERT_EQ(batched.launches.size(), 1u);
+  EXPECT_EQ(batched.launches[0].threads_per_block, 256);
+  EXPECT_DOUBLE_EQ(batched.launches[0].loads_in_flight, 2.0 * kcnn::lane_batch_size);
+  EXPECT_DOUBLE_EQ(naive.launches[0].loads_in_flight, 2.0);
+  EXPECT_DOUBLE_EQ(batched.ld_sectors / batched.ld_requests, 4.0);
+  EXPECT_DOUBLE_EQ(batched.st_sectors / batched.st_requests, 4.0);
+  EXPECT_DOUBLE_EQ(batched.ld_requests, double(2 * d.size() / 32));
+  EXPECT_NEAR(naive.launches[0].t_latency / batched.launches[0].t_latency, 2.0, 0.1);
 }
 
 TEST(GpuModel, TheWarpsOfABlockShareL1) {

@@ -128,7 +128,8 @@ layers of a suite: validate against the host reference, then time. Writes
                        (docs/gpu-session.md; scripts/gpu-check runs it on a lent GPU) runs the
                        smoke suite in the device's own memory spaces, with ncu on PATH the cases
                        of suites/ncu_cases.txt under Nsight Compute (<stamp>-ncu-metrics.csv; at most a
-                       third of the budget, ended by SIGINT), the VGG-16 conv3_1 ranking at batch
+                       third of the budget, ended by SIGINT), perf_memory's memory-bound forms
+                       (suites/perf_memory_model.txt), the VGG-16 conv3_1 ranking at batch
                        32, perf_memory and perf_compute sized by --fill, the managed and pinned
                        spaces once (--slow-reps 3), transfer and the UVM study (each a kcnn-bench
                        of its own, the other options passed on), then writes

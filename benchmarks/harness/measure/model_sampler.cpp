@@ -51,6 +51,9 @@ model_figures row_figures(const model::case_figures& c) {
   m.dram_bytes = c.dram_bytes;
   m.time_us = c.time_s * 1e6;
   m.bound = c.bound;
+  if (dominant.ld_requests > 0)
+    m.bytes_in_flight = dominant.loads_in_flight * dominant.ld_bytes / dominant.ld_requests /
+                        double(std::max(1, std::min(dominant.threads_per_block, 32)));
   m.traced_blocks = c.traced_blocks;
   m.all_blocks = c.blocks;
   m.dram_reads_capped = c.dram_reads_capped;

@@ -240,6 +240,21 @@ session_step ncu_step(const std::string& self, const session_args& sa, const opt
   return ncu;
 }
 
+// perf_memory's memory-bound GPU forms at their DRAM-sized shapes (suites/perf_memory_model.txt:
+// each op's row-mapped and flat forms in every layout, the GPU model's committed cases), against
+// the same run's copy ceilings: issue 49's target, before the rest of the suite.
+session_step memory_forms_step(const std::string& self, const session_args& sa) {
+  std::string cases, skip;
+  try {
+    cases = (fs::path(resolve_suite("perf_memory")).parent_path() / "perf_memory_model.txt").string();
+  } catch (const std::exception& e) {
+    skip = std::string("skipped: ") + e.what();
+  }
+  session_step s = bench_step(self, sa, "perf_memory memory-bound forms", {"--suite", "perf_memory", "--key-file", cases});
+  s.skip_reason = skip;
+  return s;
+}
+
 // The session's steps in order of value. The device's memory spaces that cross the link (managed
 // memory, pinned host memory) in a study of their own, once: at most 3 repetitions of a case
 // slower than 10 ms (their rows took a fifth of the first H200 session, and the three pinned VGG
@@ -251,6 +266,7 @@ std::vector<session_step> session_steps(const std::string& self, const session_a
   return {
       bench_step(self, sa, "smoke", {"--suite", "smoke", "--space", on_device}),
       std::move(ncu),
+      memory_forms_step(self, sa),
       bench_step(self, sa, "vgg16_conv3_1 ranking", {"--suite", "vgg16_conv3_1", "--batch", "32", "--space", on_device}),
       bench_step(self, sa, "perf_memory", {"--suite", "perf_memory", "--fill", "--space", on_device}),
       bench_step(self, sa, "perf_compute", {"--suite", "perf_compute", "--fill", "--space", on_device}),

@@ -13,7 +13,7 @@
 
 namespace kcnn::bench {
 
-inline constexpr int results_schema_version = 7;
+inline constexpr int results_schema_version = 8;
 
 // The GPU execution model's figures for a case (gpu-model builds; results/README.md). A model
 // figure, never a measurement.
@@ -26,6 +26,9 @@ struct model_figures {
   double smem_conflict_ways = -1, const_serialization = -1;  // < 0: no such request
   double l2_bytes = 0, dram_bytes = 0, time_us = 0;
   std::string bound;
+  // Bytes of global loads one thread has in flight per round trip in the dominant launch (the
+  // latency bound's loads in flight per warp, times a thread's bytes per load); < 0: no loads.
+  double bytes_in_flight = -1;
   long long traced_blocks = 0, all_blocks = 0;  // over all launches (fewer traced: counts scaled)
   bool dram_reads_capped = false;  // the untraced blocks' DRAM reads capped by the read operands
 };

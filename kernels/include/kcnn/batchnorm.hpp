@@ -152,12 +152,14 @@ struct batchnorm_vector_element {
   static constexpr axis run = run_axis<typename Out::layout_tag>;
   static_assert(std::is_same_v<typename In::layout_tag, typename Out::layout_tag>,
                 "kcnn::batchnorm: batchnorm_vector needs in and out in one layout");
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const {
+  KOKKOS_FORCEINLINE_FUNCTION float load(const coords4& x, int l) const {
     const int k = run == axis::c ? x.c + l : x.c;
     const float* s = ws.data();
     const float y = float(lane_ptr<run>(in, x)[l]) * s[k] + s[c + k];
-    lane_ptr<run>(out, x)[l] = relu ? (y > 0.0f ? y : 0.0f) : y;
+    return relu ? (y > 0.0f ? y : 0.0f) : y;
   }
+  KOKKOS_FORCEINLINE_FUNCTION void store(const coords4& x, int l, float v) const { lane_ptr<run>(out, x)[l] = v; }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const { store(x, l, load(x, l)); }
 };
 }  // namespace detail
 

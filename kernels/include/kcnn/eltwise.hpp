@@ -80,9 +80,11 @@ struct add_element {
   static_assert(std::is_same_v<typename A::layout_tag, typename Out::layout_tag> &&
                     std::is_same_v<typename B::layout_tag, typename Out::layout_tag>,
                 "kcnn::add: add_vector needs a, b and out in one layout");
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const {
-    lane_ptr<run>(out, x)[l] = lane_ptr<run>(a, x)[l] + lane_ptr<run>(b, x)[l];
+  KOKKOS_FORCEINLINE_FUNCTION float load(const coords4& x, int l) const {
+    return float(lane_ptr<run>(a, x)[l]) + float(lane_ptr<run>(b, x)[l]);
   }
+  KOKKOS_FORCEINLINE_FUNCTION void store(const coords4& x, int l, float v) const { lane_ptr<run>(out, x)[l] = v; }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const { store(x, l, load(x, l)); }
 };
 template <class In, class Out>
 struct concat_element {
@@ -92,9 +94,11 @@ struct concat_element {
   static constexpr axis run = run_axis<typename Out::layout_tag>;
   static_assert(std::is_same_v<typename In::layout_tag, typename Out::layout_tag>,
                 "kcnn::concat: concat_vector needs the inputs and out in one layout");
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const {
-    lane_ptr<run>(out, x.with<axis::c>(offset + x.c))[l] = lane_ptr<run>(in, x)[l];
+  KOKKOS_FORCEINLINE_FUNCTION float load(const coords4& x, int l) const { return lane_ptr<run>(in, x)[l]; }
+  KOKKOS_FORCEINLINE_FUNCTION void store(const coords4& x, int l, float v) const {
+    lane_ptr<run>(out, x.with<axis::c>(offset + x.c))[l] = v;
   }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const { store(x, l, load(x, l)); }
 };
 }  // namespace detail
 

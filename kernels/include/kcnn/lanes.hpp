@@ -5,11 +5,18 @@
 // A tensor in a compile-time layout is a set of rows (its three slower physical axes) of runs
 // (its fastest physical axis, contiguous in memory). A kernel takes a block of rows per team
 // (TeamThreadRange, the coordinates of a row recovered once per row, never per element) and walks
-// a run with the vector lanes (ThreadVectorRange), one element per lane: on a GPU the lanes are
-// adjacent threads of a warp, so adjacent lanes touch adjacent addresses (coalesced); on a host
-// backend a team is what the backend allows (kcnn/map.hpp) and a vector range is Kokkos' loop.
-// The body functors take the lane width W as a parameter: 1 here; kcnn/host/rows.hpp runs the
-// same bodies with blocks of W = 16 consecutive elements (the host tuning).
+// a run with the vector lanes (ThreadVectorRange): on a GPU the lanes are adjacent threads of a
+// warp, so adjacent lanes touch adjacent addresses (coalesced); on a host backend a team is what
+// the backend allows (kcnn/map.hpp) and a vector range is Kokkos' loop.
+// Bytes in flight (Little's law: a GPU thread must keep about 20 bytes of loads in flight per DRAM
+// round trip to reach the memory's bandwidth at full occupancy): each lane takes a batch of
+// lane_batch_size elements of its row at once, element k of slot s at s + k * S (S the run's
+// slots: adjacent lanes still on adjacent addresses in each of the batch's loads), and every
+// load of a batch is issued before its first store (the bodies are written so: loads, then
+// compute and store; kcnn::unrolled keeps the batch's loads apart in the code). The body
+// functors take the lane width W as a parameter: 1 here (batches of single lanes);
+// kcnn/host/rows.hpp runs the same bodies with blocks of W = 16 consecutive elements (the host
+// tuning).
 // Kernels whose reduction or window runs along an axis that is a row axis in one layout and the
 // run in another (LRN and softmax over channels, pooling windows) choose their form per layout
 // at compile time, from the layout's run axis.
@@ -59,6 +66,76 @@ flat_items flat_items_of(const Exec& exec, const std::size_t n) {
   if (n <= device_concurrency(exec)) return {n, n, false};
   const std::size_t q = (n + flat_interleave - 1) / flat_interleave;
   return {q, q, true};
+}
+
+// The elements a lane of the portable row walks takes at once (for_lanes, lanes_reduce,
+// for_each_element_by_rows, for_each_span): independent loads in flight per lane per round
+// trip, 16 bytes of floats, what a GPU copy needs to approach the memory's bandwidth
+// (docs/gpu-results.md's copy ceilings with one and four elements per thread).
+inline constexpr int lane_batch_size = 4;
+
+// f(std::integral_constant<int, 0>{}) ... f(std::integral_constant<int, N - 1>{}), written out:
+// each call its own code, so that a batch's loads are separate instructions that a GPU issues
+// back to back (and that the GPU model, which tells loads apart by their code address, sees as
+// a batch), whatever a compiler's unrolling heuristics decide.
+namespace detail {
+template <class F, int... K>
+KOKKOS_FORCEINLINE_FUNCTION void unrolled_impl(const F& f, std::integer_sequence<int, K...>) {
+  (f(std::integral_constant<int, K>{}), ...);
+}
+}  // namespace detail
+template <int N, class F>
+KOKKOS_FORCEINLINE_FUNCTION void unrolled(const F& f) {
+  detail::unrolled_impl(f, std::make_integer_sequence<int, N>{});
+}
+
+// A batch of a run's elements that one lane takes at once (for_lanes' width on the portable
+// paths): element l at offset(l) from the first, l * step, at most `last` (a batch that would run
+// past the run's end repeats its last element instead: an Overlap walk's bodies tolerate
+// recomputing an element). value: the batch's size, as std::integral_constant's.
+template <int B>
+struct lane_batch {
+  static constexpr int value = B;
+  int step = 1;
+  int last = 2147483647;
+  KOKKOS_FORCEINLINE_FUNCTION int offset(int l) const {
+    const int o = l * step;
+    return o < last ? o : last;
+  }
+};
+// Offset of element l of a width from for_lanes or for_each_span: l for blocks of consecutive
+// elements (std::integral_constant<int, W>, the host tuning's blocks and single elements), the
+// batch's interleave otherwise.
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION constexpr int lane_offset(std::integral_constant<int, W>, int l) {
+  return l;
+}
+template <int B>
+KOKKOS_FORCEINLINE_FUNCTION int lane_offset(const lane_batch<B>& b, int l) {
+  return b.offset(l);
+}
+// A count of consecutive elements known only at run time (the host tuning's spans).
+KOKKOS_FORCEINLINE_FUNCTION constexpr int lane_offset(int, int l) { return l; }
+// for (l = 0; l < width's size; ++l) f(l), written out for a portable batch (kcnn::unrolled),
+// a plain loop for the host tuning's blocks (its vectoriser's shape).
+template <class Width, class F>
+KOKKOS_FORCEINLINE_FUNCTION void for_each_lane(const Width&, const F& f) {
+  constexpr int B = Width::value;
+  if constexpr (B <= lane_batch_size) unrolled<B>([&](auto l) { f(int(decltype(l)::value)); });
+  else
+    for (int l = 0; l < B; ++l) f(l);
+}
+template <class F>
+KOKKOS_FORCEINLINE_FUNCTION void for_each_lane(const int n, const F& f) {
+  for (int l = 0; l < n; ++l) f(l);
+}
+// The lanes a run of `length` elements needs on the portable paths: a power of two covering its
+// batches (at most 32, one warp).
+KOKKOS_INLINE_FUNCTION int lanes_for_run(const int length) {
+  const int slots = (length + lane_batch_size - 1) / lane_batch_size;
+  int vector = 1;
+  while (vector < 32 && vector < slots) vector *= 2;
+  return vector;
 }
 
 // W floats held as one value, for register tiles whose accumulators must stay in registers:
@@ -270,9 +347,10 @@ struct rows_walk;
 // logical coordinates of the row's first element. The rows are the three slower physical axes;
 // with Skip (an axis id) that axis is left out of the rows (its coordinate is 0): a kernel that
 // walks it inside each row (a reduction or a sliding window across channels) uses this. The
-// runs have run_length elements. Vector length the power of two covering the run (at most 32,
-// one warp), 256 / vector length rows per team, one row per team thread (a host backend's team is
-// what it allows, kcnn/map.hpp; kcnn/host/rows.hpp has the host tuning's walk).
+// runs have run_length elements. Vector length the power of two covering the run's batches
+// (lanes_for_run: at most 32, one warp), 256 / vector length rows per team, one row per team
+// thread (a host backend's team is what it allows, kcnn/map.hpp; kcnn/host/rows.hpp has the host
+// tuning's walk).
 // T: the caller's tuning; where it takes the host tuning (kcnn/tuning.hpp), the host's walk
 // (kcnn/host/rows.hpp) runs the body instead.
 template <class Layout, int Skip = -1, class T = tunings::automatic, class Exec, class Body>
@@ -285,8 +363,7 @@ void for_each_row(const char* label, const Exec& exec, const dims4& d, int run_l
   const detail::row_grid grid = detail::storage_rows<Layout, Skip>(d);
   if (grid.size() == 0 || run_length <= 0) return;
   using functor = detail::rows_functor<Exec, Layout, Body>;
-  int vector = 1;
-  while (vector < 32 && vector < run_length) vector *= 2;
+  const int vector = lanes_for_run(run_length);
   const int team = 256 / vector, rows_per_team = team;
   if (grid.size() > std::size_t(2147483647))
     throw std::invalid_argument(std::string(label) + ": tensor too large for one launch");
@@ -301,18 +378,33 @@ template <int N>
 KOKKOS_FORCEINLINE_FUNCTION constexpr int count_value(std::integral_constant<int, N>) {
   return N;
 }
+template <int B>
+KOKKOS_FORCEINLINE_FUNCTION constexpr int count_value(const lane_batch<B>&) {
+  return B;
+}
 
-// Walks [begin, end) of a run with the vector lanes: f(i, width) for blocks of W consecutive
-// elements starting at i (width is std::integral_constant<int, W>), then the elements left over:
-// with Overlap, one more full block ending at `end` (it recomputes up to W - 1 elements, so f
-// must write only what it does not read: an output distinct from the inputs), otherwise one by
-// one, f(i, width 1). W: 1 on the portable paths, the host tuning's block otherwise.
+// Walks [begin, end) of a run with the vector lanes: f(i, width) for the elements i +
+// lane_offset(width, l), l < width's size (decltype(width)::value). The portable paths (W = 1)
+// give each lane batches of lane_batch_size elements a slot count S apart (kcnn::lane_batch),
+// adjacent lanes on adjacent elements; the host tuning (W > 1) gives blocks of W consecutive
+// elements (std::integral_constant<int, W>). The elements left over: with Overlap, the last batch
+// or block repeats the run's last elements (up to W - 1 or lane_batch_size - 1 of them computed
+// twice, so f must write only what it does not read: an output distinct from the inputs),
+// otherwise one by one, f(i, std::integral_constant<int, 1>).
 template <int W, bool Overlap = false, class Member, class F>
 KOKKOS_INLINE_FUNCTION void for_lanes(const Member& m, int begin, int end, const F& f) {
   if (end <= begin) return;
   if constexpr (W == 1) {
-    vector_lanes(m, begin, end,
-                         [&](const int i) { f(i, std::integral_constant<int, 1>{}); });
+    constexpr int B = lane_batch_size;
+    const int len = end - begin;
+    if constexpr (Overlap) {
+      const int slots = (len + B - 1) / B;
+      vector_lanes(m, 0, slots, [&](const int s) { f(begin + s, lane_batch<B>{slots, len - 1 - s}); });
+    } else {
+      const int slots = len / B;
+      vector_lanes(m, 0, slots, [&](const int s) { f(begin + s, lane_batch<B>{slots}); });
+      vector_lanes(m, begin + slots * B, end, [&](const int i) { f(i, std::integral_constant<int, 1>{}); });
+    }
   } else {
     const int blocks = (end - begin) / W;
     vector_lanes(m, blocks,
@@ -326,6 +418,61 @@ KOKKOS_INLINE_FUNCTION void for_lanes(const Member& m, int begin, int end, const
     vector_lanes(m, begin + blocks * W, end,
                          [&](const int i) { f(i, std::integral_constant<int, 1>{}); });
   }
+}
+
+// Op (max_op or sum_op) of f(i) over [begin, end) in one lane, lane_batch_size independent
+// accumulators (i, i + 1, ... taken a batch at a time: their loads in flight together), combined
+// at the end.
+template <class Op, class F>
+KOKKOS_INLINE_FUNCTION float reduce_in_batches(const int begin, const int end, const F& f) {
+  constexpr int B = lane_batch_size;
+  const Op op{};
+  float acc[B];
+  unrolled<B>([&](auto k) { acc[decltype(k)::value] = Op::identity; });
+  int i = begin;
+  for (; i + B <= end; i += B) {
+    float v[B];
+    unrolled<B>([&](auto k) { v[decltype(k)::value] = f(i + int(decltype(k)::value)); });
+    unrolled<B>([&](auto k) { acc[decltype(k)::value] = op(acc[decltype(k)::value], v[decltype(k)::value]); });
+  }
+  for (; i < end; ++i) acc[0] = op(acc[0], f(i));
+  unrolled<B - 1>([&](auto k) { acc[0] = op(acc[0], acc[decltype(k)::value + 1]); });
+  return acc[0];
+}
+// store(i, load(i)) for i in [begin, end) in one lane, a batch's loads before its stores.
+template <class Load, class Store>
+KOKKOS_INLINE_FUNCTION void copy_in_batches(const int begin, const int end, const Load& load, const Store& store) {
+  constexpr int B = lane_batch_size;
+  int i = begin;
+  for (; i + B <= end; i += B) {
+    float v[B];
+    unrolled<B>([&](auto k) { v[decltype(k)::value] = load(i + int(decltype(k)::value)); });
+    unrolled<B>([&](auto k) { store(i + int(decltype(k)::value), v[decltype(k)::value]); });
+  }
+  for (; i < end; ++i) store(i, load(i));
+}
+
+// A team's tile of `rows` x `lanes` elements read in batches (the transposes' read phase, whose
+// store is to team scratch): team thread t takes rows t + k * S (S = ceil(rows / lane_batch_size),
+// k < lane_batch_size), each of its vector lanes an element i of each of them, every load of the
+// batch (v = load(r, i)) before its first store (store(r, i, v)).
+template <class Member, class Load, class Store>
+KOKKOS_INLINE_FUNCTION void team_rows_in_batches(const Member& m, int rows, int lanes, const Load& load, const Store& store) {
+  constexpr int B = lane_batch_size;
+  const int slots = (rows + B - 1) / B;
+  team_rows(m, slots, [&](const int t) {
+    vector_lanes(m, lanes, [&](const int i) {
+      float v[B];
+      unrolled<B>([&](auto k) {
+        const int r = t + int(decltype(k)::value) * slots;
+        v[decltype(k)::value] = r < rows ? load(r, i) : 0.0f;
+      });
+      unrolled<B>([&](auto k) {
+        const int r = t + int(decltype(k)::value) * slots;
+        if (r < rows) store(r, i, v[decltype(k)::value]);
+      });
+    });
+  });
 }
 
 // Where a body is about to read or write ([p, p + bytes)), for a walk whose streams a hardware
@@ -360,9 +507,20 @@ KOKKOS_INLINE_FUNCTION float lanes_reduce_blocks(int len, const F& f);
 template <int W, class Op, class Member, class F>
 KOKKOS_INLINE_FUNCTION float lanes_reduce(const Member& m, int len, const F& f) {
   if constexpr (W == 1) {
+    // Batches of lane_batch_size elements a slot count apart, each lane's batch read before it
+    // is combined: independent loads in flight (for_lanes').
+    constexpr int B = lane_batch_size;
     const Op op{};
+    const int slots = (len + B - 1) / B;
     float result = Op::identity;
-    vector_lanes_reduce(m, len, [&](const int i, float& acc) { acc = op(acc, f(i)); }, typename Op::reducer(result));
+    vector_lanes_reduce(m, slots, [&](const int s, float& acc) {
+      float v[B];
+      unrolled<B>([&](auto k) {
+        const int i = s + int(decltype(k)::value) * slots;
+        v[decltype(k)::value] = i < len ? f(i) : Op::identity;
+      });
+      unrolled<B>([&](auto k) { acc = op(acc, v[decltype(k)::value]); });
+    }, typename Op::reducer(result));
     return result;
   } else {
     (void)m;
@@ -371,23 +529,34 @@ KOKKOS_INLINE_FUNCTION float lanes_reduce(const Member& m, int len, const F& f) 
 }
 
 namespace detail {
-template <class Exec, int W, class Layout, class F>
+// The portable walk of for_each_element_by_rows: per lane, batches of lane_batch_size elements of
+// the row, S apart (S = run / lane_batch_size slots), all their loads (f.load) before their stores
+// (f.store); the run's last run % lane_batch_size elements one by one. x is the row's first
+// element and the element's offset along the run its l, so the row's addresses are computed once.
+template <class Exec, class Layout, class F>
 struct elementwise_rows_body {
   F f;
   dims4 d;
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
-    constexpr axis run = run_axis<Layout>;
-    for_lanes<W>(m, 0, extent<run>(d), [&](const int i, auto width) {
-      const coords4 y = x.with<run>(i);
-      for (int l = 0; l < decltype(width)::value; ++l) f(y, l);
+    constexpr int B = lane_batch_size;
+    const int len = extent<run_axis<Layout>>(d), slots = len / B;
+    using value = decltype(f.load(x, 0));
+    vector_lanes(m, 0, slots, [&](const int s) {
+      value v[B];
+      unrolled<B>([&](auto k) { v[decltype(k)::value] = f.load(x, s + int(decltype(k)::value) * slots); });
+      unrolled<B>([&](auto k) { f.store(x, s + int(decltype(k)::value) * slots, v[decltype(k)::value]); });
     });
+    vector_lanes(m, slots * B, len, [&](const int i) { f.store(x, i, f.load(x, i)); });
   }
 };
 }  // namespace detail
 
-// Calls f(x, l) for every element of a tensor of dims d, in Layout's storage order: rows of
-// the three slower physical axes, lanes along the fastest (coalesced on a GPU). The element is x + l along the run axis; f reads and writes it through lane_ptr. f must
-// be safe to call in any order.
+// Calls f for every element of a tensor of dims d, in Layout's storage order: rows of the three
+// slower physical axes, lanes along the fastest (coalesced on a GPU). f is an element body split
+// in two: v = f.load(x, l) reads what element x + l along the run axis needs and computes its
+// value (it reads only), f.store(x, l, v) writes it; f(x, l), the two in one, serves the host
+// tuning's walk. Each reads and writes through lane_ptr. f must be safe to call in any order;
+// an output may be an input (in place): an element's store follows its own loads.
 // T as for_each_row's (the host tuning's walk takes lane blocks).
 template <class Layout, class T = tunings::automatic, class Exec, class F>
 void for_each_element_by_rows(const char* label, const Exec& exec, const dims4& d, const F& f) {
@@ -395,7 +564,7 @@ void for_each_element_by_rows(const char* label, const Exec& exec, const dims4& 
     host_tuning::rows_walk<Exec>::template each_element<Layout>(label, exec, d, f);
   else
     for_each_row<Layout, -1, tunings::portable>(label, exec, d, extent<run_axis<Layout>>(d),
-                                               detail::elementwise_rows_body<Exec, 1, Layout, F>{f, d});
+                                               detail::elementwise_rows_body<Exec, Layout, F>{f, d});
 }
 
 // A tensor of a compile-time layout seen along one of its row axes A (not the run axis): `outer`
@@ -432,30 +601,33 @@ namespace detail {
 template <class Exec, class Body>
 struct spans_functor {
   using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  static constexpr int team = 8, lanes = 32, per_thread = lanes * lane_batch_size, chunk = team * per_thread;
   Body body;
   plane_geometry g;
-  int chunks;       // per outer block
-  int chunk_size;   // elements of a plane per team
-  int lanes;        // vector length (elements per team thread)
+  int chunks;  // per outer block
   KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
     const int o = m.league_rank() / chunks;
-    const std::size_t begin = std::size_t(m.league_rank() % chunks) * std::size_t(chunk_size);
+    const std::size_t begin = std::size_t(m.league_rank() % chunks) * std::size_t(chunk);
     const std::size_t left = g.length - begin;
-    const int count = left < std::size_t(chunk_size) ? int(left) : chunk_size;
-    team_rows(m, (count + lanes - 1) / lanes, [&](const int t) {
-      const int end = (t + 1) * lanes < count ? (t + 1) * lanes : count;
-      vector_lanes(m, t * lanes, end, [&](const int i) {
-        body.span(o, begin + std::size_t(i), std::integral_constant<int, 1>{});
+    const int count = left < std::size_t(chunk) ? int(left) : chunk;
+    team_rows(m, (count + per_thread - 1) / per_thread, [&](const int t) {
+      const int first = t * per_thread, n = count - first < per_thread ? count - first : per_thread;
+      const int slots = (n + lane_batch_size - 1) / lane_batch_size;
+      vector_lanes(m, 0, slots, [&](const int x) {
+        body.span(o, begin + std::size_t(first + x), lane_batch<lane_batch_size>{slots, n - 1 - x});
       });
     });
   }
 };
 }  // namespace detail
 
-// Calls body.span(o, i, count) for every element i of the planes of outer block o, count
-// std::integral_constant<int, 1> (kcnn/host/rows.hpp calls it with blocks of elements). The body
-// walks the planes inside: for each plane, its element (adjacent lanes take adjacent elements:
-// coalesced on a GPU). Teams of 8 threads x 32 lanes, 256 elements per team.
+// Calls body.span(o, i, count) for the elements of the planes of outer block o: on the portable
+// paths count is a kcnn::lane_batch (the elements i + lane_offset(count, l), l < count_value(count),
+// a batch's last element repeated where a thread's part of the plane ends: the body's output must
+// be distinct from its inputs); kcnn/host/rows.hpp calls it with runs of consecutive elements
+// (an int). The body walks the planes inside: for each plane, its elements (adjacent lanes take
+// adjacent elements: coalesced on a GPU). Teams of 8 threads x 32 lanes, a batch per lane: 1,024
+// elements per team.
 // T as for_each_row's (the host tuning's spans are blocks of elements).
 template <class T = tunings::automatic, class Exec, class Body>
 void for_each_span(const char* label, const Exec& exec, const plane_geometry& g, const Body& body) {
@@ -465,12 +637,11 @@ void for_each_span(const char* label, const Exec& exec, const plane_geometry& g,
     return;
   }
   using functor = detail::spans_functor<Exec, Body>;
-  const int team = 8, vector = 32, chunk = team * vector;
-  const std::size_t chunks = (g.length + std::size_t(chunk) - 1) / std::size_t(chunk);
+  const std::size_t chunks = (g.length + std::size_t(functor::chunk) - 1) / std::size_t(functor::chunk);
   const std::size_t league = chunks * std::size_t(g.outer);
   if (league > std::size_t(2147483647))
     throw std::invalid_argument(std::string(label) + ": tensor too large for one launch");
-  launch_teams(label, exec, int(league), team, vector, 0, functor{body, g, int(chunks), chunk, vector});
+  launch_teams(label, exec, int(league), functor::team, functor::lanes, 0, functor{body, g, int(chunks)});
 }
 
 }  // namespace kcnn

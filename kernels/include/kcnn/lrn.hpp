@@ -161,14 +161,20 @@ struct lrn_rows_body {
     for_lanes<W, true>(m, c_lo, c_hi, [&](const int c0, auto width) {
       constexpr int B = decltype(width)::value;
       float sum[B];
-      for (int l = 0; l < B; ++l) sum[l] = 0.0f;
+      for_each_lane(width, [&](const int l) { sum[l] = 0.0f; });
       for (int j = -half; j <= half; ++j) {
         const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0 + j));
-        for (int l = 0; l < B; ++l) sum[l] += float(src[l]) * float(src[l]);
+        for_each_lane(width, [&](const int l) {
+          const float v = src[lane_offset(width, l)];
+          sum[l] += v * v;
+        });
       }
       const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0));
       const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(c0));
-      for (int l = 0; l < B; ++l) dst[l] = float(src[l]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
+      for_each_lane(width, [&](const int l) {
+        const int e = lane_offset(width, l);
+        dst[e] = float(src[e]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
+      });
     });
   }
 };
@@ -176,8 +182,9 @@ struct lrn_rows_body {
 // nchw, chwn (channels are a row axis): the planes along c (kcnn::planes_along: h * w elements
 // per plane in nchw, h * w * n in chwn), each element with a running sum of squares as it walks
 // the channels: each input is read when it enters the window, when it leaves it and for its own
-// output (the last two from cache). Up to MaxCount elements per call (1 here: one element per
-// lane, adjacent lanes on adjacent addresses; the host tuning's blocks, kcnn/host/lrn.hpp). The
+// output (the last two from cache). Up to MaxCount elements per call (the portable path: a
+// lane's batch, kcnn::lane_batch, adjacent lanes on adjacent addresses in each load; the host
+// tuning's blocks, kcnn/host/lrn.hpp). The
 // channels are also cut into `segments` (one per outer block of the launch's geometry, o = outer
 // * segments + segment): n h w lanes alone leave most of a GPU idle (AlexNet norm2 at n = 64:
 // 46,656), and each segment re-reads only the window's half on either side. Hints: where the
@@ -197,27 +204,34 @@ struct lrn_planes_body {
     o /= segments;
     const int c_begin = s * seg, c_end = c_begin + seg < C ? c_begin + seg : C;
     float sum[MaxCount];
-    for (int l = 0; l < n; ++l) sum[l] = 0.0f;
+    const auto sq = [&](const TI* src, const int l) {
+      const float v = src[lane_offset(count, l)];
+      return v * v;
+    };
+    for_each_lane(count, [&](const int l) { sum[l] = 0.0f; });
     // The window of c_begin - 1 (the first step below adds c_begin + half and removes
     // c_begin - half - 1).
     for (int c = c_begin - half - 1 > 0 ? c_begin - half - 1 : 0; c < c_begin + half && c < C; ++c) {
       const TI* src = in + g.offset(o, c, i);
-      for (int l = 0; l < n; ++l) sum[l] += float(src[l]) * float(src[l]);
+      for_each_lane(count, [&](const int l) { sum[l] += sq(src, l); });
     }
     for (int c = c_begin; c < c_end; ++c) {
       if (c + half < C) {  // entering the window
         const TI* src = in + g.offset(o, c + half, i);
-        for (int l = 0; l < n; ++l) sum[l] += float(src[l]) * float(src[l]);
+        for_each_lane(count, [&](const int l) { sum[l] += sq(src, l); });
       }
       if (c - half - 1 >= 0) {  // leaving it
         const TI* src = in + g.offset(o, c - half - 1, i);
-        for (int l = 0; l < n; ++l) sum[l] -= float(src[l]) * float(src[l]);
+        for_each_lane(count, [&](const int l) { sum[l] -= sq(src, l); });
       }
       const TI* src = in + g.offset(o, c, i);
       TO* dst = out + g.offset(o, c, i);
       if (c + 1 < C) Hints::will_write(dst + g.length, std::size_t(n) * sizeof(TO));
       if (c + half + 1 < C) Hints::will_read(in + g.offset(o, c + half + 1, i), std::size_t(n) * sizeof(TI));
-      for (int l = 0; l < n; ++l) dst[l] = float(src[l]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
+      for_each_lane(count, [&](const int l) {
+        const int e = lane_offset(count, l);
+        dst[e] = float(src[e]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
+      });
     }
   }
 };
@@ -295,11 +309,13 @@ struct lrn_vector {
       for_each_row<L, -1, tunings::portable>("kcnn::lrn_vector", exec, p.dims(), p.c,
                                              detail::lrn_rows_body<Exec, 1, ThreeQuarters, In, Out>{in, out, p});
     } else {
-      using body = detail::lrn_planes_body<Exec, 1, no_hints, ThreeQuarters, typename In::value_type, typename Out::value_type>;
+      using body = detail::lrn_planes_body<Exec, lane_batch_size, no_hints, ThreeQuarters, typename In::value_type,
+                                           typename Out::value_type>;
       const plane_geometry g = planes_along<L, axis::c>(p.dims());
-      // Segments of at least 16 channels, until about 2^18 lanes run (an H100's 132 SMs x 2048).
-      const long elements = long(g.outer) * long(g.length);
-      const int segments = int(std::max(1L, std::min((262144L + elements - 1) / elements, long(p.c / 16))));
+      // Segments of at least 16 channels, until about 2^18 lanes run (an H100's 132 SMs x 2048),
+      // each lane a batch of lane_batch_size elements.
+      const long lanes = (long(g.outer) * long(g.length) + lane_batch_size - 1) / lane_batch_size;
+      const int segments = int(std::max(1L, std::min((262144L + lanes - 1) / lanes, long(p.c / 16))));
       plane_geometry launch = g;
       launch.outer = g.outer * segments;
       for_each_span<tunings::portable>("kcnn::lrn_vector", exec, launch, body{in.view().data(), out.view().data(), g, p, segments});

@@ -322,14 +322,16 @@ struct pool_vector_body {
       for_lanes<W, true>(m, q_lo, q_hi, [&](const int q0, auto width) {
         constexpr int B = decltype(width)::value;
         float acc[B];
-        for (int l = 0; l < B; ++l) acc[l] = init;
+        for_each_lane(width, [&](const int l) { acc[l] = init; });
         for (int ih = h0; ih < h1; ++ih)
           for (int kw = 0; kw < s; ++kw) {
             const auto src = lane_ptr<axis::w>(in, coords4{x.n, x.c, ih, q0 * stride - pad + kw});
-            for (int l = 0; l < B; ++l) acc[l] = combine(acc[l], float(src[l * stride]));
+            for_each_lane(width, [&](const int l) { acc[l] = combine(acc[l], float(src[lane_offset(width, l) * stride])); });
           }
         const auto dst = lane_ptr<axis::w>(out, x.with<axis::w>(q0));
-        for (int l = 0; l < B; ++l) dst[l] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
+        for_each_lane(width, [&](const int l) {
+          dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
+        });
       });
     } else {
       const pool_span sw(x.w, p.w, p.s, stride, pad, p.pad_right());
@@ -339,14 +341,16 @@ struct pool_vector_body {
         constexpr int B = decltype(width)::value;
         const coords4 y = x.with<run>(i);
         float acc[B];
-        for (int l = 0; l < B; ++l) acc[l] = init;
+        for_each_lane(width, [&](const int l) { acc[l] = init; });
         for (int ih = h0; ih < h1; ++ih)
           for (int iw = w0; iw < w1; ++iw) {
             const auto src = lane_ptr<run>(in, coords4{y.n, y.c, ih, iw});
-            for (int l = 0; l < B; ++l) acc[l] = combine(acc[l], float(src[l]));
+            for_each_lane(width, [&](const int l) { acc[l] = combine(acc[l], float(src[lane_offset(width, l)])); });
           }
         const auto dst = lane_ptr<run>(out, y);
-        for (int l = 0; l < B; ++l) dst[l] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
+        for_each_lane(width, [&](const int l) {
+          dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
+        });
       });
     }
   }

@@ -161,37 +161,42 @@ struct softmax_vector_body {
       });
       const float inv = 1.0f / sum;
       for_lanes<W>(m, 0, C, [&](const int c0, auto width) {
-        for (int l = 0; l < decltype(width)::value; ++l) dst[c0 + l] *= inv;
+        float v[decltype(width)::value];
+        for_each_lane(width, [&](const int l) { v[l] = dst[c0 + lane_offset(width, l)]; });
+        for_each_lane(width, [&](const int l) { dst[c0 + lane_offset(width, l)] = v[l] * inv; });
       });
     } else {
       for_lanes<W, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
         constexpr int B = decltype(width)::value;
         float mx[B], sum[B];
-        for (int l = 0; l < B; ++l) {
+        for_each_lane(width, [&](const int l) {
           mx[l] = max_op::identity;
           sum[l] = 0.0f;
-        }
+        });
         const coords4 y = x.with<run>(i);
         for (int c = 0; c < C; ++c) {
           const auto src = lane_ptr<run>(in, y.with<axis::c>(c));
-          for (int l = 0; l < B; ++l) {
-            const float v = src[l];
+          for_each_lane(width, [&](const int l) {
+            const float v = src[lane_offset(width, l)];
             mx[l] = v > mx[l] ? v : mx[l];
-          }
+          });
         }
         for (int c = 0; c < C; ++c) {
           const auto src = lane_ptr<run>(in, y.with<axis::c>(c));
           const auto dst = lane_ptr<run>(out, y.with<axis::c>(c));
-          for (int l = 0; l < B; ++l) {
-            const float e = vmath::exp(float(src[l]) - mx[l]);
-            dst[l] = e;
-            sum[l] += e;
-          }
+          float e[B];
+          for_each_lane(width, [&](const int l) { e[l] = vmath::exp(float(src[lane_offset(width, l)]) - mx[l]); });
+          for_each_lane(width, [&](const int l) {
+            dst[lane_offset(width, l)] = e[l];
+            sum[l] += e[l];
+          });
         }
-        for (int l = 0; l < B; ++l) sum[l] = 1.0f / sum[l];
+        for_each_lane(width, [&](const int l) { sum[l] = 1.0f / sum[l]; });
         for (int c = 0; c < C; ++c) {
           const auto dst = lane_ptr<run>(out, y.with<axis::c>(c));
-          for (int l = 0; l < B; ++l) dst[l] *= sum[l];
+          float v[B];
+          for_each_lane(width, [&](const int l) { v[l] = dst[lane_offset(width, l)]; });
+          for_each_lane(width, [&](const int l) { dst[lane_offset(width, l)] = v[l] * sum[l]; });
         }
       });
     }
@@ -227,8 +232,8 @@ struct softmax_split_channels_functor {
           int n, z, h, w;
           Out::layout_tag::storage_coords(std::size_t(i), rows, n, z, h, w);
           const int c1 = y * seg + seg < C ? y * seg + seg : C;
-          for (int c = y * seg; c < c1; ++c) a = compat::fmax(a, float(in(n, c, h, w)));
-          for (int c = y * seg; c < c1; ++c) b += compat::exp(float(in(n, c, h, w)) - a);
+          a = reduce_in_batches<max_op>(y * seg, c1, [&](const int c) { return float(in(n, c, h, w)); });
+          b = reduce_in_batches<sum_op>(y * seg, c1, [&](const int c) { return vmath::exp(float(in(n, c, h, w)) - a); });
         }
         mx(y, x) = a;
         sum(y, x) = b;
@@ -246,7 +251,9 @@ struct softmax_split_channels_functor {
         int n, z, h, w;
         Out::layout_tag::storage_coords(std::size_t(i), rows, n, z, h, w);
         const int c1 = y * seg + seg < C ? y * seg + seg : C;
-        for (int c = y * seg; c < c1; ++c) out(n, c, h, w) = compat::exp(float(in(n, c, h, w)) - a) * inv;
+        copy_in_batches(
+            y * seg, c1, [&](const int c) { return vmath::exp(float(in(n, c, h, w)) - a) * inv; },
+            [&](const int c, const float v) { out(n, c, h, w) = v; });
       });
     });
   }

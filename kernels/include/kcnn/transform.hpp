@@ -73,9 +73,9 @@ struct copy_element {
   In in;
   Out out;
   static constexpr axis run = run_axis<typename Out::layout_tag>;
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const {
-    lane_ptr<run>(out, x)[l] = lane_ptr<run>(in, x)[l];
-  }
+  KOKKOS_FORCEINLINE_FUNCTION float load(const coords4& x, int l) const { return lane_ptr<run>(in, x)[l]; }
+  KOKKOS_FORCEINLINE_FUNCTION void store(const coords4& x, int l, float v) const { lane_ptr<run>(out, x)[l] = v; }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const { store(x, l, load(x, l)); }
 };
 
 // The vector transpose: a team per 32 x 32 tile spanned by the input's run axis (AI) and the
@@ -107,21 +107,33 @@ struct transform_vector_functor {
     const int ni = extent<AI>(d) - i0 < T ? extent<AI>(d) - i0 : T;
     const int no = extent<AO>(d) - o0 < T ? extent<AO>(d) - o0 : T;
     const auto tile = team_scratch<scratch>(m, T, pitch);
-    team_rows(m, no, [&](const int o) {
-      const coords4 y = x.with<AO>(o0 + o);
-      for_lanes<W>(m, 0, ni, [&](const int i, auto width) {
-        const auto src = lane_ptr<AI>(in, y.with<AI>(i0 + i));
-        for (int l = 0; l < decltype(width)::value; ++l) tile(o, i + l) = src[l];
+    if constexpr (W == 1) {
+      // The portable path: a lane per element, each thread's rows of the tile read in a batch.
+      team_rows_in_batches(
+          m, no, ni, [&](const int o, const int i) { return float(lane_ptr<AI>(in, x.with<AO>(o0 + o))[i0 + i]); },
+          [&](const int o, const int i, const float v) { tile(o, i) = v; });
+      team_barrier(m);
+      team_rows(m, ni, [&](const int i) {
+        const auto dst = lane_ptr<AO>(out, x.with<AI>(i0 + i));
+        vector_lanes(m, no, [&](const int o) { dst[o0 + o] = tile(o, i); });
       });
-    });
-    team_barrier(m);
-    team_rows(m, ni, [&](const int i) {
-      const coords4 y = x.with<AI>(i0 + i);
-      for_lanes<W>(m, 0, no, [&](const int o, auto width) {
-        const auto dst = lane_ptr<AO>(out, y.with<AO>(o0 + o));
-        for (int l = 0; l < decltype(width)::value; ++l) dst[l] = tile(o + l, i);
+    } else {
+      team_rows(m, no, [&](const int o) {
+        const coords4 y = x.with<AO>(o0 + o);
+        for_lanes<W>(m, 0, ni, [&](const int i, auto width) {
+          const auto src = lane_ptr<AI>(in, y.with<AI>(i0 + i));
+          for (int l = 0; l < decltype(width)::value; ++l) tile(o, i + l) = src[l];
+        });
       });
-    });
+      team_barrier(m);
+      team_rows(m, ni, [&](const int i) {
+        const coords4 y = x.with<AI>(i0 + i);
+        for_lanes<W>(m, 0, no, [&](const int o, auto width) {
+          const auto dst = lane_ptr<AO>(out, y.with<AO>(o0 + o));
+          for (int l = 0; l < decltype(width)::value; ++l) dst[l] = tile(o + l, i);
+        });
+      });
+    }
   }
 };
 // True when h is stored immediately before w in layout L (nchw, nhwc, chwn): then (h, w) is one
@@ -166,12 +178,13 @@ struct transform_hw_functor {
     // The tile as (output run index, input run index).
     const int ni = in_hw ? nhw : nx, no = in_hw ? nx : nhw;
     const auto tile = team_scratch<scratch>(m, T, pitch);
-    team_rows(m, no, [&](const int o) {
-      vector_lanes(m, ni, [&](const int i) {
-        const coords4 y = in_hw ? at(hw0 + i, x0 + o, r, W) : at(hw0 + o, x0 + i, r, W);
-        tile(o, i) = in(y.n, y.c, y.h, y.w);
-      });
-    });
+    team_rows_in_batches(
+        m, no, ni,
+        [&](const int o, const int i) {
+          const coords4 y = in_hw ? at(hw0 + i, x0 + o, r, W) : at(hw0 + o, x0 + i, r, W);
+          return float(in(y.n, y.c, y.h, y.w));
+        },
+        [&](const int o, const int i, const float v) { tile(o, i) = v; });
     team_barrier(m);
     team_rows(m, ni, [&](const int i) {
       vector_lanes(m, no, [&](const int o) {

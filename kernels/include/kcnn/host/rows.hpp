@@ -110,11 +110,27 @@ void for_each_row(const char* label, const Exec& exec, const dims4& d, int run_l
   launch_teams(label, exec, int(league), 1, 1, 0, detail::rows_functor<Exec, Layout, Body>{body, grid, rows_per_team});
 }
 
+namespace detail {
+// A row's elements in blocks of W consecutive ones, f(x, l) each (load and store in one).
+template <class Exec, int W, class Layout, class F>
+struct elementwise_rows_body {
+  F f;
+  dims4 d;
+  void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
+    constexpr axis run = run_axis<Layout>;
+    for_lanes<W>(m, 0, extent<run>(d), [&](const int i, auto width) {
+      const coords4 y = x.with<run>(i);
+      for (int l = 0; l < decltype(width)::value; ++l) f(y, l);
+    });
+  }
+};
+}  // namespace detail
+
 // kcnn::for_each_element_by_rows with lane blocks of lane_width elements.
 template <class Layout, class Exec, class F>
 void for_each_element_by_rows(const char* label, const Exec& exec, const dims4& d, const F& f) {
   host_tuning::for_each_row<Layout>(label, exec, d, extent<run_axis<Layout>>(d),
-                       kcnn::detail::elementwise_rows_body<Exec, lane_width, Layout, F>{f, d});
+                                    detail::elementwise_rows_body<Exec, lane_width, Layout, F>{f, d});
 }
 
 // kcnn::for_each_span on a host: body.span(o, i, count) for blocks of count <= span_width
