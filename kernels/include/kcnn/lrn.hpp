@@ -162,13 +162,21 @@ struct lrn_rows_body {
       constexpr int B = decltype(width)::value;
       float sum[B];
       for_each_lane(width, [&](const int l) { sum[l] = 0.0f; });
-      for (int j = -half; j <= half; ++j) {
+      const auto add_squares = [&](const int j) {
         const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0 + j));
         for_each_lane(width, [&](const int l) {
           const float v = src[lane_offset(width, l)];
           sum[l] += v * v;
         });
-      }
+      };
+      // Windows of up to 5 channels (the networks' LRN) written out: their loads issue together.
+      if (half <= 2)
+        unrolled<5>([&](auto k) {
+          const int j = int(decltype(k)::value) - 2;
+          if (j >= -half && j <= half) add_squares(j);
+        });
+      else
+        for (int j = -half; j <= half; ++j) add_squares(j);
       const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0));
       const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(c0));
       for_each_lane(width, [&](const int l) {

@@ -152,6 +152,26 @@ struct pool_span {
   }
 };
 
+// f(ih, iw) for ih in [h0, h1), iw in [w0, w1): written out (kcnn::unrolled, each position's
+// loads their own instructions, all of a window's issued together) when the window is at most
+// R x S, the common 2 x 2 and 3 x 3 and their clipped edges; loops otherwise.
+template <int R, int S, class F>
+KOKKOS_FORCEINLINE_FUNCTION void for_window(const int h0, const int h1, const int w0, const int w1, const F& f) {
+  if (h1 - h0 <= R && w1 - w0 <= S) {
+    unrolled<R>([&](auto kh) {
+      const int ih = h0 + int(decltype(kh)::value);
+      if (ih < h1)
+        unrolled<S>([&](auto kw) {
+          const int iw = w0 + int(decltype(kw)::value);
+          if (iw < w1) f(ih, iw);
+        });
+    });
+  } else {
+    for (int ih = h0; ih < h1; ++ih)
+      for (int iw = w0; iw < w1; ++iw) f(ih, iw);
+  }
+}
+
 // The value of one output from its window; shared by the naive and tiled kernels and the vector
 // kernel's edges. `at(ih, iw)` reads the input of this (n, c) plane.
 template <class At>
@@ -323,11 +343,10 @@ struct pool_vector_body {
         constexpr int B = decltype(width)::value;
         float acc[B];
         for_each_lane(width, [&](const int l) { acc[l] = init; });
-        for (int ih = h0; ih < h1; ++ih)
-          for (int kw = 0; kw < s; ++kw) {
-            const auto src = lane_ptr<axis::w>(in, coords4{x.n, x.c, ih, q0 * stride - pad + kw});
-            for_each_lane(width, [&](const int l) { acc[l] = combine(acc[l], float(src[lane_offset(width, l) * stride])); });
-          }
+        for_window<3, 3>(h0, h1, 0, s, [&](const int ih, const int kw) {
+          const auto src = lane_ptr<axis::w>(in, coords4{x.n, x.c, ih, q0 * stride - pad + kw});
+          for_each_lane(width, [&](const int l) { acc[l] = combine(acc[l], float(src[lane_offset(width, l) * stride])); });
+        });
         const auto dst = lane_ptr<axis::w>(out, x.with<axis::w>(q0));
         for_each_lane(width, [&](const int l) {
           dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
@@ -342,11 +361,10 @@ struct pool_vector_body {
         const coords4 y = x.with<run>(i);
         float acc[B];
         for_each_lane(width, [&](const int l) { acc[l] = init; });
-        for (int ih = h0; ih < h1; ++ih)
-          for (int iw = w0; iw < w1; ++iw) {
-            const auto src = lane_ptr<run>(in, coords4{y.n, y.c, ih, iw});
-            for_each_lane(width, [&](const int l) { acc[l] = combine(acc[l], float(src[lane_offset(width, l)])); });
-          }
+        for_window<3, 3>(h0, h1, w0, w1, [&](const int ih, const int iw) {
+          const auto src = lane_ptr<run>(in, coords4{y.n, y.c, ih, iw});
+          for_each_lane(width, [&](const int l) { acc[l] = combine(acc[l], float(src[lane_offset(width, l)])); });
+        });
         const auto dst = lane_ptr<run>(out, y);
         for_each_lane(width, [&](const int l) {
           dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
