@@ -126,8 +126,9 @@ struct lrn_sliding_functor {
 
 // The vector form (kcnn/lanes.hpp); the power from kcnn/vmath.hpp. nhwc (channels are the
 // run): a row is a pixel, the lanes take consecutive channels and each sums its window from
-// neighbouring addresses (the window lies along the lanes); the `size / 2` channels at each end,
-// whose window is clipped, one by one. nchw and chwn: lrn_planes_body below.
+// neighbouring addresses (the window lies along the lanes); on a GPU every channel in the lanes'
+// batches, each window clipped to the channels, on a host the `size / 2` channels at each end one
+// by one. nchw and chwn: lrn_planes_body below.
 // LRN's power (k + alpha / size * sum)^-beta: the three-quarter power for beta = 0.75 (the
 // networks that use LRN), pow otherwise.
 template <bool ThreeQuarters>
@@ -148,36 +149,44 @@ struct lrn_rows_body {
       const float v = in(x.n, c, x.h, x.w);
       return v * v;
     };
-    const auto edge = [&](const int c) {
+    [[maybe_unused]] const auto edge = [&](const int c) {
       const int lo = c - half > 0 ? c - half : 0, hi = c + half < C - 1 ? c + half : C - 1;
       float sum = 0.0f;
       for (int cc = lo; cc <= hi; ++cc) sum += sq(cc);
       out(x.n, c, x.h, x.w) = in(x.n, c, x.h, x.w) * lrn_power<ThreeQuarters>(k + scale * sum, neg_beta);
     };
-    const int c_lo = half < C ? half : C;
-    const int c_hi = C - half > c_lo ? C - half : c_lo;
-    vector_lanes(m, 0, c_lo, edge);
-    vector_lanes(m, c_hi, C, edge);
+    // The portable path takes every channel in its batches, each element's window clipped to
+    // [0, C) (a batch's loads all issue together, the edges' too); the host tuning's blocks take
+    // the channels whose window lies inside, the size / 2 at each end one by one.
+    constexpr bool clipped = W == 1;
+    const int c_lo = clipped ? 0 : half < C ? half : C;
+    const int c_hi = clipped ? C : C - half > c_lo ? C - half : c_lo;
+    if constexpr (!clipped) {
+      vector_lanes(m, 0, c_lo, edge);
+      vector_lanes(m, c_hi, C, edge);
+    }
     for_lanes<W, true>(m, c_lo, c_hi, [&](const int c0, auto width) {
       constexpr int B = decltype(width)::value;
       float sum[B];
       for_each_lane(width, [&](const int l) { sum[l] = 0.0f; });
+      const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0));
       const auto add_squares = [&](const int j) {
-        const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0 + j));
         for_each_lane(width, [&](const int l) {
-          const float v = src[lane_offset(width, l)];
-          sum[l] += v * v;
+          const int e = lane_offset(width, l) + j;
+          if (!clipped || (c0 + e >= 0 && c0 + e < C)) {
+            const float v = src[e];
+            sum[l] += v * v;
+          }
         });
       };
       // Windows of up to 5 channels (the networks' LRN) written out: their loads issue together.
       if (half <= 2)
-        unrolled<5>([&](auto k) {
-          const int j = int(decltype(k)::value) - 2;
+        unrolled<5>([&](auto t) {
+          const int j = int(decltype(t)::value) - 2;
           if (j >= -half && j <= half) add_squares(j);
         });
       else
         for (int j = -half; j <= half; ++j) add_squares(j);
-      const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0));
       const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(c0));
       for_each_lane(width, [&](const int l) {
         const int e = lane_offset(width, l);
