@@ -136,8 +136,9 @@ struct softmax_fused_functor {
 
 
 // The vector form (kcnn/lanes.hpp), exp from kcnn/vmath.hpp. Three sweeps of a row: the max,
-// then out = exp(in - max) with its sum, then out *= 1 / sum; the second and third re-read
-// what the first two touched, from cache, so memory sees one read and one write.
+// then out = exp(in - max) with its sum, then out *= 1 / sum (on a GPU: the sum alone, then
+// out = exp(in - max) / sum, the input read again); the second and third re-read what the first
+// two touched, from cache, so memory sees one read and one write.
 //  * channels contiguous (nhwc; or every axis after c of extent 1, e.g. classes in nchw): a
 //    row is a pixel, the lanes take consecutive channels and reduce across the lanes;
 //  * otherwise (nchw, chwn): a row is a line of pixels along the run axis, one pixel per lane,
@@ -154,17 +155,30 @@ struct softmax_vector_body {
       const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(0));
       const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(0));
       const float mx = lanes_reduce<W, max_op>(m, C, [&](const int c) { return float(src[c]); });
-      const float sum = lanes_reduce<W, sum_op>(m, C, [&](const int c) {
-        const float e = vmath::exp(float(src[c]) - mx);
-        dst[c] = e;
-        return e;
-      });
-      const float inv = 1.0f / sum;
-      for_lanes<W>(m, 0, C, [&](const int c0, auto width) {
-        float v[decltype(width)::value];
-        for_each_lane(width, [&](const int l) { v[l] = dst[c0 + lane_offset(width, l)]; });
-        for_each_lane(width, [&](const int l) { dst[c0 + lane_offset(width, l)] = v[l] * inv; });
-      });
+      if constexpr (W == 1) {
+        // The portable path: the sum without a store (its batches' loads all in flight, the row
+        // from L1), then each output computed again from the input and stored once: the row
+        // crosses L2 once each way, for a second exp per element.
+        const float sum = lanes_reduce<W, sum_op>(m, C, [&](const int c) { return vmath::exp(float(src[c]) - mx); });
+        const float inv = 1.0f / sum;
+        for_lanes<W>(m, 0, C, [&](const int c0, auto width) {
+          float v[decltype(width)::value];
+          for_each_lane(width, [&](const int l) { v[l] = src[c0 + lane_offset(width, l)]; });
+          for_each_lane(width, [&](const int l) { dst[c0 + lane_offset(width, l)] = vmath::exp(v[l] - mx) * inv; });
+        });
+      } else {
+        const float sum = lanes_reduce<W, sum_op>(m, C, [&](const int c) {
+          const float e = vmath::exp(float(src[c]) - mx);
+          dst[c] = e;
+          return e;
+        });
+        const float inv = 1.0f / sum;
+        for_lanes<W>(m, 0, C, [&](const int c0, auto width) {
+          float v[decltype(width)::value];
+          for_each_lane(width, [&](const int l) { v[l] = dst[c0 + lane_offset(width, l)]; });
+          for_each_lane(width, [&](const int l) { dst[c0 + lane_offset(width, l)] = v[l] * inv; });
+        });
+      }
     } else {
       for_lanes<W, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
         constexpr int B = decltype(width)::value;
