@@ -168,30 +168,41 @@ struct lrn_rows_body {
     for_lanes<W, true>(m, c_lo, c_hi, [&](const int c0, auto width) {
       constexpr int B = decltype(width)::value;
       float sum[B];
-      for_each_lane(width, [&](const int l) { sum[l] = 0.0f; });
       const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0));
-      const auto add_squares = [&](const int j) {
-        for_each_lane(width, [&](const int l) {
-          const int e = lane_offset(width, l) + j;
-          if (!clipped || (c0 + e >= 0 && c0 + e < C)) {
-            const float v = src[e];
-            sum[l] += v * v;
-          }
-        });
-      };
-      // Windows of up to 5 channels (the networks' LRN) written out: their loads issue together.
-      if (half <= 2)
-        unrolled<5>([&](auto t) {
-          const int j = int(decltype(t)::value) - 2;
-          if (j >= -half && j <= half) add_squares(j);
-        });
-      else
-        for (int j = -half; j <= half; ++j) add_squares(j);
       const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(c0));
-      for_each_lane(width, [&](const int l) {
-        const int e = lane_offset(width, l);
-        dst[e] = float(src[e]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
-      });
+      if constexpr (clipped) {
+        for_each_lane(width, [&](const int l) { sum[l] = 0.0f; });
+        const auto add_squares = [&](const int j) {
+          for_each_lane(width, [&](const int l) {
+            const int e = lane_offset(width, l) + j;
+            if (c0 + e >= 0 && c0 + e < C) {
+              const float v = src[e];
+              sum[l] += v * v;
+            }
+          });
+        };
+        // Windows of up to 5 channels (the networks' LRN) written out: their loads issue together.
+        if (half <= 2)
+          unrolled<5>([&](auto t) {
+            const int j = int(decltype(t)::value) - 2;
+            if (j >= -half && j <= half) add_squares(j);
+          });
+        else
+          for (int j = -half; j <= half; ++j) add_squares(j);
+        for_each_lane(width, [&](const int l) {
+          const int e = lane_offset(width, l);
+          dst[e] = float(src[e]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
+        });
+      } else {
+        // Plain loops over the host tuning's blocks (GCC 12 vectorises these, not the lambdas'
+        // form: an array captured by reference is reloaded per lane).
+        for (int l = 0; l < B; ++l) sum[l] = 0.0f;
+        for (int j = -half; j <= half; ++j) {
+          const auto sj = lane_ptr<axis::c>(in, x.with<axis::c>(c0 + j));
+          for (int l = 0; l < B; ++l) sum[l] += float(sj[l]) * float(sj[l]);
+        }
+        for (int l = 0; l < B; ++l) dst[l] = float(src[l]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
+      }
     });
   }
 };

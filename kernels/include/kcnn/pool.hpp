@@ -152,12 +152,14 @@ struct pool_span {
   }
 };
 
-// f(ih, iw) for ih in [h0, h1), iw in [w0, w1): written out (kcnn::unrolled, each position's
-// loads their own instructions, all of a window's issued together) when the window is at most
-// R x S, the common 2 x 2 and 3 x 3 and their clipped edges; loops otherwise.
-template <int R, int S, class F>
+// f(ih, iw) for ih in [h0, h1), iw in [w0, w1): with WrittenOut (the portable path), written out
+// (kcnn::unrolled, each position's loads their own instructions, all of a window's issued
+// together) when the window is at most R x S, the common 2 x 2 and 3 x 3 and their clipped
+// edges; loops otherwise (and always for the host tuning's blocks, which its vectoriser takes
+// best as loops).
+template <int R, int S, bool WrittenOut, class F>
 KOKKOS_FORCEINLINE_FUNCTION void for_window(const int h0, const int h1, const int w0, const int w1, const F& f) {
-  if (h1 - h0 <= R && w1 - w0 <= S) {
+  if (WrittenOut && h1 - h0 <= R && w1 - w0 <= S) {
     unrolled<R>([&](auto kh) {
       const int ih = h0 + int(decltype(kh)::value);
       if (ih < h1)
@@ -343,7 +345,7 @@ struct pool_vector_body {
         constexpr int B = decltype(width)::value;
         float acc[B];
         for_each_lane(width, [&](const int l) { acc[l] = init; });
-        for_window<3, 3>(h0, h1, 0, s, [&](const int ih, const int kw) {
+        for_window<3, 3, W == 1>(h0, h1, 0, s, [&](const int ih, const int kw) {
           const auto src = lane_ptr<axis::w>(in, coords4{x.n, x.c, ih, q0 * stride - pad + kw});
           for_each_lane(width, [&](const int l) { acc[l] = combine(acc[l], float(src[lane_offset(width, l) * stride])); });
         });
@@ -361,7 +363,7 @@ struct pool_vector_body {
         const coords4 y = x.with<run>(i);
         float acc[B];
         for_each_lane(width, [&](const int l) { acc[l] = init; });
-        for_window<3, 3>(h0, h1, w0, w1, [&](const int ih, const int iw) {
+        for_window<3, 3, W == 1>(h0, h1, w0, w1, [&](const int ih, const int iw) {
           const auto src = lane_ptr<run>(in, coords4{y.n, y.c, ih, iw});
           for_each_lane(width, [&](const int l) { acc[l] = combine(acc[l], float(src[lane_offset(width, l)])); });
         });
