@@ -272,3 +272,88 @@ TEST(PortableLanes, MemoryBoundVariantsMatchTheNaiveOnesAtEveryRunLength) {
       check_layout<layout::chwn>(len, offset);
     }
 }
+
+namespace {
+template <class L>
+void check_concat(const std::vector<int>& channels, const std::size_t offset) {
+  const int n = 2, h = 3, w = 5;
+  int total = 0;
+  for (const int c : channels) total += c;
+  std::vector<std::vector<float>> storage(channels.size());
+  std::vector<unmanaged<L>> parts;
+  int first = 0;
+  for (std::size_t k = 0; k < channels.size(); ++k) {
+    // Input k's element (n, c, y, x) holds a value naming its output channel first + c.
+    const int f = first;
+    parts.push_back(placed<L>(storage[k], dims4{n, channels[k], h, w}, offset,
+                              [f](int i, int c, int y, int x) { return double(1000 * (f + c) + 100 * i + 10 * y + x); }));
+    first += channels[k];
+  }
+  std::vector<float> so;
+  const auto out = placed<L>(so, dims4{n, total, h, w}, offset, [](int, int, int, int) { return -1.0; });
+  kcnn::concat(host_exec(), parts, out, variant::portable<variant::concat_vector>{});
+  Kokkos::fence();
+  const std::string at = std::string(L::name) + " " + std::to_string(channels.size()) + " inputs, offset " + std::to_string(offset);
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < total; ++c)
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+          ASSERT_EQ(out(i, c, y, x), float(1000 * c + 100 * i + 10 * y + x)) << at << " at (" << i << ", " << c << ", " << y << ", " << x << ")";
+  EXPECT_EQ(so.back(), -77.0f) << "concat_vector wrote past the output " << at;
+}
+}  // namespace
+
+// concat_vector's portable form takes up to eight inputs per launch: any count of inputs (one, a
+// launch's worth, one more, several launches) of uneven channels lands each input's channels at
+// its offset, hand-checked element by element.
+TEST(PortableLanes, ConcatPlacesEveryInputInLaunchesOfEight) {
+  const std::vector<std::vector<int>> counts{
+      {7}, {1, 2, 3}, {4, 1, 4, 1, 4, 1, 4, 1}, {3, 1, 2, 5, 1, 1, 2, 3, 9}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2}};
+  for (const auto& channels : counts)
+    for (const std::size_t offset : {std::size_t(0), std::size_t(1)}) {
+      check_concat<layout::nchw>(channels, offset);
+      check_concat<layout::nhwc>(channels, offset);
+      check_concat<layout::chwn>(channels, offset);
+    }
+}
+
+namespace {
+template <class L>
+void check_pool_geometry(const pool_params& p, const std::string& what) {
+  std::vector<float> si, so1, so2;
+  const auto in = placed<L>(si, p.input_dims(), 0, va);
+  const auto o1 = placed<L>(so1, p.output_dims(), 0, [](int, int, int, int) { return 0.0; });
+  const auto o2 = placed<L>(so2, p.output_dims(), 0, [](int, int, int, int) { return 0.0; });
+  kcnn::pool(host_exec(), in, o1, p, variant::pool_naive{});
+  kcnn::pool(host_exec(), in, o2, p, variant::portable<variant::pool_vector>{});
+  expect_close(values(o2), values(o1), p.kind == pool_kind::max ? 0.0 : 1e-6, std::string("pool_vector ") + L::name + " " + what);
+  EXPECT_EQ(so2.back(), -77.0f) << "pool_vector wrote past the output " << L::name << " " << what;
+}
+}  // namespace
+
+// pool_vector's portable form in nhwc and chwn takes groups of output rows per lane, their
+// windows' union loaded once: every geometry against the naive kernel, output heights 1 to 7
+// (groups with a missing last row), windows written out and windows past the written-out size,
+// strides larger than the window (rows between the windows read by neither), asymmetric pads.
+TEST(PortableLanes, PoolVectorTakesEveryWindowGeometry) {
+  struct geometry {
+    int r, s, sh, sw, pt, pl, pb, pr;
+    bool ceil;
+  };
+  const geometry gs[] = {{3, 3, 2, 2, 1, 1, 1, 1, false}, {3, 3, 2, 2, 0, 0, 1, 1, false}, {2, 2, 2, 2, 0, 0, 0, 0, false},
+                         {3, 3, 1, 1, 1, 1, 1, 1, false}, {3, 3, 2, 2, 0, 0, 0, 0, true},  {1, 1, 2, 2, 0, 0, 0, 0, false},
+                         {2, 2, 3, 3, 0, 0, 0, 0, false}, {5, 5, 1, 1, 2, 2, 2, 2, false}, {3, 2, 1, 2, 1, 0, 1, 0, false},
+                         {7, 7, 1, 1, 0, 0, 0, 0, false}};
+  for (const geometry& g : gs)
+    for (const int h : {1, 2, 3, 7, 8, 13})
+      for (const pool_kind k : {pool_kind::max, pool_kind::avg}) {
+        if (h + g.pt + g.pb < g.r) continue;
+        pool_params p = pool_params::make(k, dims4{2, 5, h, 9}, g.r, g.s, 1, 0, g.ceil).with_geometry(g.sh, g.sw, g.pt, g.pl, g.pb, g.pr);
+        if (p.p() < 1 || p.q() < 1) continue;
+        const std::string what = std::to_string(g.r) + "x" + std::to_string(g.s) + "/" + std::to_string(g.sh) + "," +
+                                 std::to_string(g.sw) + " h " + std::to_string(h) + (k == pool_kind::max ? " max" : " avg");
+        check_pool_geometry<layout::nchw>(p, what);
+        check_pool_geometry<layout::nhwc>(p, what);
+        check_pool_geometry<layout::chwn>(p, what);
+      }
+}

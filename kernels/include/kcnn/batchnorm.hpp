@@ -7,8 +7,9 @@
 // the functor (constant memory on CUDA), relu fused.
 //
 // Entry point, every variant: kcnn::batchnorm(exec, in, mean, var, gamma, beta, out, params,
-// variant = variant::batchnorm_naive{}). batchnorm_vector (a 2c workspace) and
-// batchnorm_folded_constant (the folded scale and shift) are stateful: kcnn::prepare first.
+// variant = variant::batchnorm_naive{}). batchnorm_vector (the folded scale and shift in a 2c
+// workspace) and batchnorm_folded_constant (the folded scale and shift by value) are stateful:
+// kcnn::prepare folds the vectors, so a run sees them as they were at the last prepare.
 #include <kcnn/api.hpp>
 #include <kcnn/compat.hpp>
 #include <kcnn/constant.hpp>
@@ -140,8 +141,9 @@ struct batchnorm_fold_functor {
     ws(c + k) = beta(k) - mean(k) * s;
   }
 };
-// One element of the vector form: the channel's folded scale and shift from the workspace (a
-// vector load along nhwc's channel run, a broadcast along nchw's and chwn's runs).
+// One element of the vector form: the channel's folded scale and shift from the workspace, read
+// through a read-only view (Kokkos::RandomAccess: the read-only data path on a GPU; a load
+// coalesced along nhwc's channel run, a broadcast along nchw's and chwn's runs).
 template <class In, class Ws, class Out>
 struct batchnorm_vector_element {
   In in;
@@ -154,8 +156,7 @@ struct batchnorm_vector_element {
                 "kcnn::batchnorm: batchnorm_vector needs in and out in one layout");
   KOKKOS_FORCEINLINE_FUNCTION float load(const coords4& x, int l) const {
     const int k = run == axis::c ? x.c + l : x.c;
-    const float* s = ws.data();
-    const float y = float(lane_ptr<run>(in, x)[l]) * s[k] + s[c + k];
+    const float y = float(lane_ptr<run>(in, x)[l]) * ws(k) + ws(c + k);
     return relu ? (y > 0.0f ? y : 0.0f) : y;
   }
   KOKKOS_FORCEINLINE_FUNCTION void store(const coords4& x, int l, float v) const { lane_ptr<run>(out, x)[l] = v; }
@@ -164,15 +165,13 @@ struct batchnorm_vector_element {
 }  // namespace detail
 
 namespace detail {
-template <class T, class Exec, class In, class Vec, class Ws, class Out>
-void batchnorm_vector_launch(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma,
-                             const Vec& beta, const Ws& ws, const Out& out, const batchnorm_params& p) {
+template <class T, class Exec, class In, class Ws, class Out>
+void batchnorm_vector_launch(const Exec& exec, const In& in, const Ws& ws, const Out& out, const batchnorm_params& p) {
   using L = typename Out::layout_tag;
   static_assert(!L::runtime_strided, "kcnn::batchnorm: batchnorm_vector needs a compile-time output layout");
-  launch_range("kcnn::batchnorm_fold", exec, p.c,
-                       detail::batchnorm_fold_functor<Vec, Ws>{mean, var, gamma, beta, ws, p.eps, p.c});
+  using read_only = Kokkos::View<const float*, typename Ws::memory_space, Kokkos::MemoryTraits<Kokkos::RandomAccess>>;
   for_each_element_by_rows<L, T>("kcnn::batchnorm_vector", exec, p.dims(),
-                              batchnorm_vector_element<In, Ws, Out>{in, ws, out, p.c, p.relu});
+                                 batchnorm_vector_element<In, read_only, Out>{in, read_only(ws), out, p.c, p.relu});
 }
 template <class Exec, class In, class Out, int Capacity>
 void batchnorm_folded_launch(const Exec& exec, const In& in, const batchnorm_folded<Capacity>& f, const Out& out,
@@ -218,12 +217,13 @@ struct batchnorm_fused {
                          detail::batchnorm_functor<In, Vec, Out>{in, mean, var, gamma, beta, out, p, p.relu});
   }
 };
-// Per-channel scale and shift folded on the device into a 2c workspace each run (a C-element
-// kernel), then one pass in the output's storage order with the portable row mapping
+// Per-channel scale and shift folded on the device into a 2c workspace by kcnn::prepare (a
+// C-element kernel, once: later changes to the vectors are seen at the next prepare), then each
+// run one pass in the output's storage order with the portable row mapping
 // (kcnn/lanes.hpp): lanes along the layout's contiguous axis (nchw: w, nhwc: c, chwn: n), so
 // adjacent GPU threads touch adjacent addresses and a host vectorises; the coordinates of a row
 // are computed once per row. Compile-time output layouts. Stateful: kcnn::prepare allocates the
-// workspace (8 c bytes) in the execution space's memory space.
+// workspace (8 c bytes) in the execution space's memory space and folds the vectors into it.
 struct batchnorm_vector : detail::stateful_variant<batchnorm_params> {
   using op = ops::batchnorm;
   // Host tuning: kcnn/host/rows.hpp's walk with lane blocks (the same workspace).
@@ -232,10 +232,12 @@ struct batchnorm_vector : detail::stateful_variant<batchnorm_params> {
   template <class Exec, class In, class Vec, class Out>
   void prepare(const Exec& exec, const batchnorm_params& p, const In& in, const Vec& mean, const Vec& var,
                const Vec& gamma, const Vec& beta, const Out& out) {
-    (void)exec;
     detail::batchnorm_check<Exec>("batchnorm", in, mean, var, gamma, beta, out, p);
     using ws_t = Kokkos::View<float*, typename Exec::memory_space>;
     auto ws = std::make_shared<ws_t>("kcnn::batchnorm_vector.scale_shift", 2 * std::size_t(p.c));
+    launch_range("kcnn::batchnorm_fold", exec, p.c,
+                 detail::batchnorm_fold_functor<Vec, ws_t>{mean, var, gamma, beta, *ws, p.eps, p.c});
+    exec.fence();
     state_.set(typeid(Exec), p, ws, 8.0 * p.c);
   }
   template <class Exec, class In, class Vec, class Out>
@@ -247,8 +249,9 @@ struct batchnorm_vector : detail::stateful_variant<batchnorm_params> {
   void run_tuned(const Exec& exec, const In& in, const Vec& mean, const Vec& var, const Vec& gamma, const Vec& beta,
                  const Out& out, const batchnorm_params& p) const {
     using ws_t = Kokkos::View<float*, typename Exec::memory_space>;
+    (void)mean, (void)var, (void)gamma, (void)beta;  // folded by prepare
     const ws_t& ws = state_.get<ws_t, Exec>("batchnorm", "batchnorm_vector", p);
-    detail::batchnorm_vector_launch<T>(exec, in, mean, var, gamma, beta, ws, out, p);
+    detail::batchnorm_vector_launch<T>(exec, in, ws, out, p);
   }
 };
 // The four vectors folded on the host, once, into a per-channel scale and shift carried by value

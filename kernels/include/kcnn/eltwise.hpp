@@ -100,6 +100,42 @@ struct concat_element {
   }
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const { store(x, l, load(x, l)); }
 };
+// concat_vector's portable form: one launch for up to concat_inputs_per_launch inputs, over
+// the rows of their channel slab of the output (dims: the output's with the slab's channels).
+// nchw and chwn (c a row axis): a row belongs to one input, the one whose channels hold it.
+// nhwc (c the run): a row is an output pixel, walked input by input, each input's channels a
+// run of its own. Inputs are picked by compile-time index (kcnn::unrolled): an array of tensors
+// indexed at run time would live in a GPU thread's local memory.
+inline constexpr int concat_inputs_per_launch = 8;
+template <class Exec, class In, class Out>
+struct concat_rows_body {
+  static constexpr int N = concat_inputs_per_launch;
+  static constexpr axis run = run_axis<typename Out::layout_tag>;
+  static_assert(std::is_same_v<typename In::layout_tag, typename Out::layout_tag>,
+                "kcnn::concat: concat_vector needs the inputs and out in one layout");
+  Kokkos::Array<In, N> in;
+  Kokkos::Array<int, N + 1> first;  // input k's first channel in the slab; first[count]: its channels
+  int count = 0;                    // inputs in this launch
+  int offset = 0;                   // the slab's first output channel
+  Out out;
+  int run_length = 0;               // nchw, chwn: the run's elements (w, n)
+  template <int K>
+  KOKKOS_FORCEINLINE_FUNCTION void walk(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& xi,
+                                        const int len) const {
+    const auto src = lane_ptr<run>(in[K], xi);
+    const auto dst = lane_ptr<run>(out, xi.with<axis::c>(offset + first[K] + xi.c));
+    run_in_batches(
+        m, len, [&](const int l) { return float(src[l]); }, [&](const int l, const float v) { dst[l] = v; });
+  }
+  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
+    unrolled<N>([&](auto k) {
+      constexpr int K = decltype(k)::value;
+      if (K >= count) return;
+      if constexpr (run == axis::c) walk<K>(m, x.with<axis::c>(0), first[K + 1] - first[K]);
+      else if (x.c >= first[K] && x.c < first[K + 1]) walk<K>(m, x.with<axis::c>(x.c - first[K]), run_length);
+    });
+  }
+};
 }  // namespace detail
 
 namespace variant {
@@ -177,9 +213,10 @@ struct concat_naive {
     }
   }
 };
-// One launch per input over its slab in the output's storage order, with the portable row
-// mapping (kcnn/lanes.hpp): lanes along the output's contiguous axis. Host tuning: kcnn/host/
-// rows.hpp's walk, lane blocks. Compile-time output layouts.
+// The portable row mapping (kcnn/lanes.hpp), lanes along the output's contiguous axis: one launch
+// for every concat_inputs_per_launch (8) inputs, over the rows of their slab of the output. Host
+// tuning: kcnn/host/rows.hpp's walk over each input's slab, lane blocks. Compile-time output
+// layouts.
 struct concat_vector {
   using op = ops::concat;
   static constexpr bool host_tunable = true;
@@ -189,11 +226,33 @@ struct concat_vector {
   }
   template <class T, class Exec, class In, class Out>
   void run_tuned(const Exec& exec, const std::vector<In>& inputs, const Out& out, const no_params&) const {
+    using L = typename Out::layout_tag;
     int offset = 0;
-    for (const auto& in : inputs) {
-      for_each_element_by_rows<typename Out::layout_tag, T>("kcnn::concat_vector", exec, in.dims(),
-                                                            detail::concat_element<In, Out>{in, out, offset});
-      offset += in.dims().c;
+    if constexpr (takes_host_tuning<T, Exec>) {
+      for (const auto& in : inputs) {
+        for_each_element_by_rows<L, T>("kcnn::concat_vector", exec, in.dims(), detail::concat_element<In, Out>{in, out, offset});
+        offset += in.dims().c;
+      }
+    } else {
+      using body = detail::concat_rows_body<Exec, In, Out>;
+      for (std::size_t i = 0; i < inputs.size(); i += std::size_t(body::N)) {
+        body b;
+        b.out = out;
+        b.offset = offset;
+        b.first[0] = 0;
+        int longest = 0;  // nhwc: the longest run, which sets the lanes
+        for (std::size_t k = i; k < inputs.size() && b.count < body::N; ++k, ++b.count) {
+          b.in[b.count] = inputs[k];
+          b.first[b.count + 1] = b.first[b.count] + inputs[k].dims().c;
+          longest = inputs[k].dims().c > longest ? inputs[k].dims().c : longest;
+        }
+        dims4 slab = out.dims();
+        slab.c = b.first[b.count];
+        b.run_length = extent<run_axis<L>>(slab);
+        const int run = run_axis<L> == axis::c ? longest : b.run_length;
+        for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, run, b);
+        offset += slab.c;
+      }
     }
   }
 };

@@ -528,25 +528,36 @@ KOKKOS_INLINE_FUNCTION float lanes_reduce(const Member& m, int len, const F& f) 
   }
 }
 
+// The portable walk of one run of len elements with the vector lanes: per lane, batches of
+// lane_batch_size elements S apart (S = len / lane_batch_size slots, adjacent lanes on adjacent
+// elements), each batch's loads (v = load(l), reads only) all issued before its stores (store(l,
+// v)); the run's last len % lane_batch_size elements one by one. An element's store follows its
+// own load, so an output may be an input (in place).
+template <class Member, class Load, class Store>
+KOKKOS_FORCEINLINE_FUNCTION void run_in_batches(const Member& m, const int len, const Load& load, const Store& store) {
+  constexpr int B = lane_batch_size;
+  const int slots = len / B;
+  using value = decltype(load(0));
+  vector_lanes(m, 0, slots, [&](const int s) {
+    value v[B];
+    unrolled<B>([&](auto k) { v[decltype(k)::value] = load(s + int(decltype(k)::value) * slots); });
+    unrolled<B>([&](auto k) { store(s + int(decltype(k)::value) * slots, v[decltype(k)::value]); });
+  });
+  vector_lanes(m, slots * B, len, [&](const int i) { store(i, load(i)); });
+}
+
 namespace detail {
-// The portable walk of for_each_element_by_rows: per lane, batches of lane_batch_size elements of
-// the row, S apart (S = run / lane_batch_size slots), all their loads (f.load) before their stores
-// (f.store); the run's last run % lane_batch_size elements one by one. x is the row's first
-// element and the element's offset along the run its l, so the row's addresses are computed once.
+// The portable walk of for_each_element_by_rows: each row through run_in_batches. x is the row's
+// first element and the element's offset along the run its l, so the row's addresses are
+// computed once.
 template <class Exec, class Layout, class F>
 struct elementwise_rows_body {
   F f;
   dims4 d;
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
-    constexpr int B = lane_batch_size;
-    const int len = extent<run_axis<Layout>>(d), slots = len / B;
-    using value = decltype(f.load(x, 0));
-    vector_lanes(m, 0, slots, [&](const int s) {
-      value v[B];
-      unrolled<B>([&](auto k) { v[decltype(k)::value] = f.load(x, s + int(decltype(k)::value) * slots); });
-      unrolled<B>([&](auto k) { f.store(x, s + int(decltype(k)::value) * slots, v[decltype(k)::value]); });
-    });
-    vector_lanes(m, slots * B, len, [&](const int i) { f.store(x, i, f.load(x, i)); });
+    run_in_batches(
+        m, extent<run_axis<Layout>>(d), [&](const int l) { return f.load(x, l); },
+        [&](const int l, const auto v) { f.store(x, l, v); });
   }
 };
 }  // namespace detail
