@@ -9,8 +9,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 from . import sections  # noqa: E402
+from .load import PEER_VARIANTS  # noqa: E402
 
 MAX_LAYER_PLOTS = 24
 
@@ -26,33 +28,124 @@ def _save(fig, folder, name):
     return name
 
 
+# The visibility rule: a value axis whose plotted values spread over more than SPREAD_LOG (largest /
+# smallest) is logarithmic, so that the smallest bar is still visible. Every value axis drawn is
+# recorded here (file, panel, smallest, largest, scale) for the tests.
+SPREAD_LOG = 20.0
+AXES = []
+SLOW_SPACES = {"pinned", "uvm_cold", "uvm_prefetch", "uvm_advise"}
+MAX_BARS = 40
+PEER_COLOR, KCNN_COLOR, BEST_COLOR, NATIVE_COLOR = "#e08a1e", "#3b75af", "#2a7", "#8a5cc2"
+VENDOR_VARIANTS = {"cudnn", "cublas", "onednn"}
+
+
+def value_axis(ax, values, axis, name, panel=""):
+    """Log scale when the spread of the positive values exceeds SPREAD_LOG; records the axis."""
+    v = [float(x) for x in values if x is not None and math.isfinite(float(x)) and float(x) > 0]
+    if not v:
+        return "linear"
+    lo, hi = min(v), max(v)
+    scale = "log" if hi / lo > SPREAD_LOG else "linear"
+    (ax.set_xscale if axis == "x" else ax.set_yscale)(scale)
+    if scale == "log":
+        (ax.set_xlim if axis == "x" else ax.set_ylim)(lo / 1.6, hi * 1.6)
+    AXES.append({"file": name, "panel": panel, "min": lo, "max": hi, "scale": scale})
+    return scale
+
+
+def _hbars(ax, g, name, panel, best_time):
+    """Horizontal bars, sorted by time (fastest on top), labelled config · layout, peers in orange,
+    the fastest of the layer in green with 'best'."""
+    g = g.sort_values("time_ms_median", ascending=False)
+    labels = [f"{c} · {l}" for c, l in zip(g["config"], g["layout"])]
+    variant = g["config"].str.split("/").str[0]
+    peer = variant.isin(VENDOR_VARIANTS)
+    native = variant == "native_cuda"
+    colors = [BEST_COLOR if t == best_time else (PEER_COLOR if p else (NATIVE_COLOR if nv else KCNN_COLOR))
+              for t, p, nv in zip(g["time_ms_median"], peer, native)]
+    y = np.arange(len(g))
+    ax.barh(y, g["time_ms_median"], color=colors, height=0.75)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=7)
+    value_axis(ax, g["time_ms_median"], "x", name, panel)
+    for yi, t, p, nv in zip(y, g["time_ms_median"], peer, native):
+        tag = "best " if t == best_time else ("vendor " if p else ("native CUDA " if nv else ""))
+        ax.text(t, yi, f" {tag}{t:.3g} ms", va="center", fontsize=6)
+    ax.set_xlabel("median time (ms)" + (", log scale" if ax.get_xscale() == "log" else ""), fontsize=8)
+    ax.margins(x=0.25)
+    ax.grid(axis="x", alpha=0.3, which="both")
+
+
+def layer_panels(g):
+    """(main rows, study rows): host-resident studies (pinned, UVM) go to a panel of their own."""
+    slow = g["config"].str.split("/").str[1].isin(SLOW_SPACES)
+    return g[~slow], g[slow]
+
+
 def per_layer_bars(table, folder):
-    """Grouped bars per layer: configurations x layouts, time (ms); the best bar outlined."""
+    """Per layer: horizontal bars of every configuration x layout sorted by time; the best and the
+    vendor peers marked; pinned/UVM studies in a second panel."""
     out = []
-    groups = [(k, g) for k, g in table.groupby(["device", "network", "layer", "op"], sort=False)
+    groups = [(k, g) for k, g in table.groupby(["device", "network", "layer", "op", "n"], sort=False)
               if g["config"].nunique() * g["layout"].nunique() > 1]
+    batches = table.groupby(["device", "network", "layer"])["n"].nunique()
     groups.sort(key=lambda kg: -len(kg[1]))
-    for (dev, net, layer, op), g in groups[:MAX_LAYER_PLOTS]:
-        configs = list(dict.fromkeys(g["config"]))
-        layouts = [l for l in sections.LAYOUT_ORDER if l in set(g["layout"])]
-        fig, ax = plt.subplots(figsize=(min(16, max(6, 0.45 * len(configs) * len(layouts) + 2)), 3.6))
-        width = 0.8 / max(1, len(layouts))
-        for j, lay in enumerate(layouts):
-            t = [g[(g["config"] == c) & (g["layout"] == lay)]["time_ms_median"] for c in configs]
-            vals = [float(x.iloc[0]) if len(x) else 0.0 for x in t]
-            bars = ax.bar(np.arange(len(configs)) + j * width, vals, width, label=lay)
-            for c, b in zip(configs, bars):
-                row = g[(g["config"] == c) & (g["layout"] == lay)]
-                if len(row) and bool(row["best"].iloc[0]):
-                    b.set_edgecolor("black")
-                    b.set_linewidth(2)
-        ax.set_xticks(np.arange(len(configs)) + 0.4 - width / 2)
-        ax.set_xticklabels(configs, rotation=30, ha="right", fontsize=7)
-        ax.set_ylabel("median time (ms)")
-        ax.set_title(f"{net}.{layer} ({op}, n={int(g['n'].iloc[0])}) on {dev}", fontsize=9)
+    for (dev, net, layer, op, n), g in groups[:MAX_LAYER_PLOTS]:
+        main, slow = layer_panels(g)
+        if main.empty:
+            main, slow = slow, slow.iloc[0:0]
+        more = ""
+        if len(main) > MAX_BARS:
+            peers = main[main["config"].str.split("/").str[0].isin(PEER_VARIANTS)]
+            peers = peers.nsmallest(4, "time_ms_median")
+            main = pd.concat([main.nsmallest(MAX_BARS, "time_ms_median"), peers]).drop_duplicates()
+            more = f" ({len(g) - len(main) - len(slow)} slowest left out)"
+        best_time = float(g["time_ms_median"].min())
+        name = f"layer-{_slug(dev)}-{_slug(net)}-{_slug(layer)}" + (
+            f"-n{int(n)}" if batches[(dev, net, layer)] > 1 else "") + ".png"
+        h = max(2.4, 0.2 * max(len(main), len(slow)) + 1.2)
+        if slow.empty:
+            fig, ax = plt.subplots(figsize=(10, h))
+            _hbars(ax, main, name, "all", best_time)
+        else:
+            fig, (ax, ax2) = plt.subplots(1, 2, figsize=(14, h), gridspec_kw={"width_ratios": [3, 2]})
+            _hbars(ax, main, name, "device memory", best_time)
+            _hbars(ax2, slow, name, "pinned / UVM", best_time)
+            ax2.set_title("host-resident studies (pinned, UVM)", fontsize=8)
+        ax.set_title(f"{net}.{layer} ({op}, N={int(n)}" + (f", C={int(g['c'].iloc[0])}" if "c" in g else "") + ") "
+                     f"on {dev}{more}", fontsize=9)
+        out.append((_save(fig, folder, name),
+                    f"{net}.{layer} n{int(n)} on {dev}: time per configuration and layout, sorted (best green, vendor "
+                    "library orange, native CUDA purple)"))
+    return out
+
+
+def layout_same_algorithm(pairs, folder, max_plots=12):
+    """Per device and op: speedup over nchw of the same configuration in another layout, against C
+    (Li et al.'s view); marker size grows with the batch N; log y axis when the spread exceeds 20x."""
+    out = []
+    if pairs.empty:
+        return out
+    groups = sorted(pairs.groupby(["device", "op"], sort=False), key=lambda kg: -len(kg[1]))[:max_plots]
+    marks = {"nhwc": "o", "chwn": "s", "strided": "^"}
+    for (dev, op), g in groups:
+        if len(g) < 3:
+            continue
+        fig, ax = plt.subplots(figsize=(6.5, 3.8))
+        for lay, gl in g.groupby("layout"):
+            ax.scatter(gl["c"], gl["speedup_over_nchw"], s=12 + 40 * np.log2(gl["n"].clip(lower=1)) / 8,
+                       marker=marks.get(lay, "o"), alpha=0.6, label=f"{lay} (geomean {sections.geomean(gl['speedup_over_nchw']):.2f}x)")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xscale("log", base=2)
+        name = f"layout-pairs-{_slug(dev)}-{_slug(op)}.png"
+        value_axis(ax, list(g["speedup_over_nchw"]) + [1.0], "y", name, "speedup")
+        ax.set_xlabel("input channels C (marker size: batch N)")
+        ax.set_ylabel("speedup over nchw, same algorithm")
+        ax.set_title(f"{op} on {dev}: layout vs nchw for the same configuration", fontsize=9)
         ax.legend(fontsize=7)
-        name = f"layer-{_slug(dev)}-{_slug(net)}-{_slug(layer)}.png"
-        out.append((_save(fig, folder, name), f"{net}.{layer} on {dev}: time per variant and layout (best outlined)"))
+        ax.grid(alpha=0.3, which="both")
+        out.append((_save(fig, folder, name), f"{op} on {dev}: each layout's speedup over nchw for the same "
+                                              "algorithm, against C (above 1: faster than nchw)"))
     return out
 
 
@@ -89,24 +182,41 @@ def space_pattern_bars(sp, folder):
             continue
         labels = [f"{s}/{p}" for s, p in zip(g["memory_space"], g["access_pattern"])]
         fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(g) + 2), 3.2))
-        ax.bar(labels, g["speedup"], color=["#888" if l == "global/coalesced" else "#2a7" for l in labels])
+        name = f"spaces-{_slug(dev)}-{_slug(op)}.png"
+        ax.bar(labels, g["speedup"], color=["#888" if l == "global/coalesced" else
+                                            ("#c44" if v < 1 else "#2a7") for l, v in zip(labels, g["speedup"])])
         ax.axhline(1.0, color="black", linewidth=0.8)
+        value_axis(ax, g["speedup"], "y", name)
         ax.set_ylabel("speedup over global/coalesced\n(geomean over layers)")
         ax.set_title(f"{op} on {dev}", fontsize=9)
         plt.setp(ax.get_xticklabels(), rotation=30, ha="right", fontsize=7)
-        out.append((_save(fig, folder, f"spaces-{_slug(dev)}-{_slug(op)}.png"),
+        out.append((_save(fig, folder, name),
                     f"{op} on {dev}: memory space / access pattern vs global/coalesced"))
     return out
 
 
 def roofline(points, ceil, device, folder):
+    """Log-log roofline: kcnn's cases filled, peers' hollow; each op's fastest kcnn point labelled
+    with the op and its roofline_pct; legend beside the axes."""
     if points.empty:
         return []
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    fig, ax = plt.subplots(figsize=(9, 4.8))
     colors = plt.get_cmap("tab20")
+    peer = points["origin"] == "peer" if "origin" in points else np.zeros(len(points), bool)
     for i, (op, g) in enumerate(points.groupby("op")):
-        ax.scatter(g["arithmetic_intensity"], g["gflops"], s=12, label=op, alpha=0.8, color=colors(i % 20),
-                   marker="osD^v<>"[i % 7])
+        col, mk = colors(i % 20), "osD^v<>"[i % 7]
+        gp = g[peer[g.index]] if hasattr(peer, "__getitem__") else g.iloc[0:0]
+        gk = g.drop(gp.index)
+        ax.scatter(gk["arithmetic_intensity"], gk["gflops"], s=12, label=op, alpha=0.8, color=col, marker=mk)
+        if len(gp):
+            ax.scatter(gp["arithmetic_intensity"], gp["gflops"], s=16, facecolors="none", edgecolors=col, marker=mk,
+                       linewidths=0.8)
+        if len(gk):
+            top = gk.loc[gk["gflops"].idxmax()]
+            pct = f" {top['roofline_pct']:.0f}%" if math.isfinite(top["roofline_pct"]) else ""
+            ax.annotate(f"{op}{pct}", (top["arithmetic_intensity"], top["gflops"]), fontsize=7,
+                        xytext=(3, 3), textcoords="offset points", color=col,
+                        bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7})
     lo = max(1e-3, float(points["arithmetic_intensity"].min()) / 2)
     hi = float(points["arithmetic_intensity"].max()) * 2
     if ceil:
@@ -117,27 +227,40 @@ def roofline(points, ceil, device, folder):
         if ceil.get("gemm_gflops"):
             ax.axhline(ceil["gemm_gflops"], color="gray", linestyle="--", linewidth=0.8,
                        label=f"gemm {ceil['gemm_gflops']:.0f} GFLOP/s")
+    ax.scatter([], [], s=16, facecolors="none", edgecolors="gray", label="peer library (hollow)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte, minimal bytes)")
     ax.set_ylabel("GFLOP/s")
-    ax.set_title(f"Roofline, {device}", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.set_title(f"Roofline, {device}: each op's fastest kcnn case labelled with its % of roof", fontsize=9)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return [(_save(fig, folder, f"roofline-{_slug(device)}.png"), f"Roofline of {device} with its measured ceilings")]
 
 
-def cross_device_bars(by_op, folder):
-    if by_op.empty:
+def cross_device_bars(ex, folder):
+    """Per device: each op's geometric-mean speedup over the baseline beside the ceiling ratio that
+    explains it (bandwidth for memory-bound ops, FMA for compute-bound ones)."""
+    if ex is None or ex.empty:
         return []
     out = []
-    for d, g in by_op.groupby("device", sort=False):
-        fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(g) + 2), 3.2))
-        ax.bar(g["op"], g["geomean_speedup"], color=["#2a7" if v >= 1 else "#c44" for v in g["geomean_speedup"]])
+    for d, g in ex.groupby("device", sort=False):
+        fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(g) + 2), 3.6))
+        xs = np.arange(len(g))
+        ax.bar(xs - 0.2, g["geomean_speedup"], 0.4, label="measured speedup (geomean)",
+               color=["#2a7" if v >= 1 else "#c44" for v in g["geomean_speedup"]])
+        ax.bar(xs + 0.2, g["explaining_ratio"].fillna(0), 0.4, color="#bbb",
+               label="ceiling ratio (bandwidth or FMA)")
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{o}\n({b})" for o, b in zip(g["op"], g["bound"])], fontsize=7)
         ax.axhline(1.0, color="black", linewidth=0.8)
-        ax.set_ylabel("speedup (geomean)")
-        ax.set_title(f"{d} vs baseline", fontsize=9)
-        plt.setp(ax.get_xticklabels(), rotation=30, ha="right", fontsize=7)
-        out.append((_save(fig, folder, f"cross-{_slug(d)}.png"), f"{d}: geometric-mean speedup per op over the baseline device"))
+        name = f"cross-{_slug(d)}.png"
+        value_axis(ax, list(g["geomean_speedup"]) + list(g["explaining_ratio"].dropna()) + [1.0], "y", name)
+        ax.set_ylabel("baseline time / device time")
+        ax.set_title(f"{d} vs {g['baseline'].iloc[0]}", fontsize=9)
+        ax.legend(fontsize=7)
+        out.append((_save(fig, folder, name), f"{d}: geometric-mean speedup per op over the baseline, beside the "
+                                              "ratio of the ceiling that bounds the op"))
     return out
 
 

@@ -81,7 +81,7 @@ def per_layer(cases):
     b = b.sort_values(["device", "network", "layer", "config", "layout"])
     fastest = b.groupby(["device", "network", "layer", "op"])["time_ms_median"].transform("min")
     b["best"] = b["time_ms_median"] == fastest
-    return b[["device", "network", "layer", "op", "n", "config", "layout", "time_ms_median", "rate", "rate_unit",
+    return b[["device", "network", "layer", "op", "n", "c", "config", "layout", "time_ms_median", "rate", "rate_unit",
               "roofline_pct", "best"]].reset_index(drop=True)
 
 
@@ -143,7 +143,7 @@ def space_pattern_speedups(cases):
 
 def roofline_points(cases, device):
     c = cases[(cases["device"] == device) & (cases["flops"] > 0) & (cases["bytes"] > 0)]
-    return c[["key", "op", "arithmetic_intensity", "gflops", "roofline_pct"]].reset_index(drop=True)
+    return c[["key", "op", "arithmetic_intensity", "gflops", "roofline_pct", "origin"]].reset_index(drop=True)
 
 
 # 6. Cross-device -----------------------------------------------------------------------------
@@ -161,10 +161,81 @@ def cross_device(cases):
         other = b[b["device"] == d].set_index("key")
         common = first.index.intersection(other.index)
         for k in common:
+            same_shape = all(first.at[k, c] == other.at[k, c] for c in ("c", "h", "w", "k") if c in first.columns)
+            if not same_shape:  # a layer name reused with other sizes: not the same case
+                continue
             out.append({"baseline": devs[0], "device": d, "key": k, "op": first.at[k, "op"],
                         "time_baseline_ms": first.at[k, "time_ms_median"],
                         "time_device_ms": other.at[k, "time_ms_median"],
-                        "speedup": first.at[k, "time_ms_median"] / other.at[k, "time_ms_median"]})
+                        "speedup": first.at[k, "time_ms_median"] / other.at[k, "time_ms_median"],
+                        "intensity": first.at[k, "arithmetic_intensity"],
+                        "timer_baseline": first.at[k, "timer"], "timer_device": other.at[k, "timer"],
+                        "same_timer": first.at[k, "timer"] == other.at[k, "timer"]})
+    return pd.DataFrame(out)
+
+
+def case_without_batch(key):
+    """A case key without its batch part (n<batch>): the same layer and configuration at any batch."""
+    return "/".join(p for p in key.split("/") if not (p.startswith("n") and p[1:].isdigit()))
+
+
+def not_comparable(cases):
+    """Per other device against the first: cases run on both but not comparable, with why: the
+    same configuration and layer at another batch only (`batch differs`), or the same key with other
+    sizes (`sizes differ`)."""
+    devs = devices(cases)
+    if len(devs) < 2:
+        return pd.DataFrame()
+    b = best_per_key(cases)
+    first = b[b["device"] == devs[0]]
+    out = []
+    for d in devs[1:]:
+        other = b[b["device"] == d]
+        fk, ok_ = set(first["key"]), set(other["key"])
+        fb = first.assign(case=first["key"].map(case_without_batch)).groupby("case")["n"].apply(set)
+        ob = other.assign(case=other["key"].map(case_without_batch)).groupby("case")["n"].apply(set)
+        for case in fb.index.intersection(ob.index):
+            if not (fb[case] & ob[case]):
+                out.append({"device": d, "case": case, "why": "batch differs",
+                            "baseline": ", ".join(f"n{int(x)}" for x in sorted(fb[case])),
+                            "other": ", ".join(f"n{int(x)}" for x in sorted(ob[case]))})
+        fi, oi = first.set_index("key"), other.set_index("key")
+        for k in fk & ok_:
+            diff = [c for c in ("c", "h", "w", "k") if fi.at[k, c] != oi.at[k, c]]
+            if diff:
+                out.append({"device": d, "case": k, "why": "sizes differ",
+                            "baseline": " ".join(f"{c}={int(fi.at[k, c])}" for c in diff),
+                            "other": " ".join(f"{c}={int(oi.at[k, c])}" for c in diff)})
+    return pd.DataFrame(out)
+
+
+def bound_of(intensity, ceil):
+    """'compute' when the intensity is at or above the ridge (peak / bandwidth), else 'memory'."""
+    bw, peak = (ceil or {}).get("bandwidth_gbps", 0), (ceil or {}).get("peak_gflops", 0)
+    if not (bw > 0 and peak > 0) or not (intensity > 0):
+        return "memory"
+    return "compute" if intensity >= peak / bw else "memory"
+
+
+def cross_device_explained(matched, ceilings):
+    """Per device and op: the geometric-mean speedup over the baseline beside the ceilings' ratios
+    that explain it: bandwidth ratio (device / baseline) for a memory-bound op, FMA ratio for a
+    compute-bound one (the bound by the op's median intensity against the baseline's ridge)."""
+    if matched.empty:
+        return pd.DataFrame()
+    out = []
+    for (base, d, op), g in matched.groupby(["baseline", "device", "op"], sort=False):
+        cb, cd = ceilings.get(base, {}), ceilings.get(d, {})
+        bw = cd.get("bandwidth_gbps", 0) / cb["bandwidth_gbps"] if cb.get("bandwidth_gbps") else float("nan")
+        fma = cd.get("fma_gflops", 0) / cb["fma_gflops"] if cb.get("fma_gflops") else float("nan")
+        bw = bw if bw > 0 else float("nan")
+        fma = fma if fma > 0 else float("nan")
+        bound = bound_of(float(g["intensity"].median()) if "intensity" in g else 0.0, cb)
+        expected = fma if bound == "compute" else bw
+        sp = geomean(g["speedup"])
+        out.append({"baseline": base, "device": d, "op": op, "cases": len(g), "same_timer": int(g["same_timer"].sum()),
+                    "geomean_speedup": sp, "bound": bound, "bandwidth_ratio": bw, "fma_ratio": fma,
+                    "explaining_ratio": expected, "speedup_over_ratio": sp / expected if expected > 0 else float("nan")})
     return pd.DataFrame(out)
 
 
@@ -328,6 +399,19 @@ def model_layouts(m):
     return pd.DataFrame(out)
 
 
+def model_ceilings(rows, contexts):
+    """Per GPU-model device: the modelled GPU's DRAM bandwidth and FP32 peak from its runs' JSON
+    (`model.device`: dram_gb_s, fp32_tflops), the datasheet figures the model uses, not measurements."""
+    out = {}
+    m = rows[rows["device"].str.startswith("GPU model")]
+    for (dev, rid) in m[["device", "run_id"]].drop_duplicates().itertuples(index=False):
+        md = ((contexts.get(rid) or {}).get("model") or {}).get("device") or {}
+        if md.get("dram_gb_s") or md.get("fp32_tflops"):
+            out[dev] = {"bandwidth_gbps": float(md.get("dram_gb_s") or 0),
+                        "fma_gflops": float(md.get("fp32_tflops") or 0) * 1000.0}
+    return out
+
+
 def latest_model_first(m):
     """Model rows, the latest run's first (a case modelled by several runs, at different commits,
     is compared by its latest figures)."""
@@ -410,4 +494,83 @@ def model_vs_counters_by_op(mk):
             rec[f"{name}_model_over_ncu"] = float(r.median()) if len(r) else float("nan")
         rec["time_rank_correlation"] = rank_correlation(g["model_time_us"], g["ncu_time_us"])
         out.append(rec)
+    return pd.DataFrame(out)
+
+
+# Superseding: the newest run of each case key on each device is the current figure ---------------
+
+def run_commits(rows, contexts):
+    """run_id -> the commit its JSON records (`git.commit`, first 7 hex digits), '' when unknown."""
+    out = {}
+    for rid in rows["run_id"].unique():
+        git = (contexts.get(rid) or {}).get("git") or {}
+        out[rid] = str(git.get("commit") or "")[:7]
+    return out
+
+
+def _stamp(rows):
+    t = pd.to_datetime(rows["timestamp"], errors="coerce", utc=True)
+    return t.fillna(pd.Timestamp("1970-01-01", tz="UTC"))
+
+
+def supersede(rows):
+    """(current, history): for each device and case key the rows of the newest run (by the run's
+    timestamp; rows of runs started in the same second all stay current) are current; the rows of
+    older runs of the same key are history."""
+    if rows.empty:
+        return rows, rows
+    t = _stamp(rows)
+    newest = t.groupby([rows["device"], rows["key"]]).transform("max")
+    cur = t == newest
+    return rows[cur].copy(), rows[~cur].copy()
+
+
+def fixed_failures(current, history, commits=None):
+    """Cases that failed (failed_validation, error) in an older run and are ok in the newest run
+    of the same key on the same device: reported as fixed, with both runs' time and commit."""
+    commits = commits or {}
+    bad = history[history["status"].isin(["failed_validation", "error"])]
+    if bad.empty:
+        return pd.DataFrame(columns=["device", "key", "status", "note", "failed_run", "failed_commit",
+                                     "fixed_run", "fixed_commit"])
+    cur = current.groupby(["device", "key"]).agg(
+        all_ok=("status", lambda s: bool((s == "ok").all())), fixed_run=("timestamp", "max"),
+        fixed_rid=("run_id", "first"))
+    out = []
+    for _, r in bad.iterrows():
+        k = (r["device"], r["key"])
+        if k in cur.index and cur.at[k, "all_ok"]:
+            out.append({"device": r["device"], "key": r["key"], "status": r["status"], "note": r["note"],
+                        "failed_run": r["timestamp"], "failed_commit": commits.get(r["run_id"], ""),
+                        "fixed_run": cur.at[k, "fixed_run"], "fixed_commit": commits.get(cur.at[k, "fixed_rid"], "")})
+    return pd.DataFrame(out).drop_duplicates(["device", "key", "failed_run"]).reset_index(drop=True) if out else \
+        pd.DataFrame(columns=["device", "key", "status", "note", "failed_run", "failed_commit", "fixed_run",
+                              "fixed_commit"])
+
+
+TREND_CHANGE = 1.10
+
+
+def history_trend(rows, commits=None):
+    """Per device and key timed ok in two runs or more: the oldest and the current (newest) time,
+    their ratio and the commits, in run order. `changed` marks a ratio beyond TREND_CHANGE either way."""
+    commits = commits or {}
+    ok = rows[(rows["status"] == "ok") & (rows["time_ms_median"] > 0) & ~rows["op"].isin(STUDY_OPS)]
+    if ok.empty:
+        return pd.DataFrame()
+    ok = ok.assign(_t=_stamp(ok))
+    best = ok.sort_values("time_ms_median").drop_duplicates(["device", "key", "run_id"])
+    out = []
+    for (dev, key), g in best.groupby(["device", "key"], sort=False):
+        if g["run_id"].nunique() < 2:
+            continue
+        g = g.sort_values("_t")
+        first, last = g.iloc[0], g.iloc[-1]
+        ratio = first["time_ms_median"] / last["time_ms_median"]
+        out.append({"device": dev, "key": key, "runs": len(g),
+                    "commits": " > ".join(commits.get(r, "?") or "?" for r in g["run_id"]),
+                    "first_ms": first["time_ms_median"], "first_timer": first["timer"],
+                    "current_ms": last["time_ms_median"], "current_timer": last["timer"],
+                    "speedup_since_first": ratio,
+                    "changed": bool(ratio > TREND_CHANGE or ratio < 1 / TREND_CHANGE)})
     return pd.DataFrame(out)

@@ -234,9 +234,12 @@ def test_full_report_files(tmp_path, two_devices):
     for u in uris:
         decode_png(base64.b64decode(u))
     assert "src='http" not in html and "<script" not in html
-    for h in ("1. Run overview", "2. Per layer", "3. Layout heatmap", "4. Memory space", "5. Roofline",
-              "6. Cross-device", "7. Networks", "8. Traffic model"):
+    for h in ("Findings", "1. Run overview", "2. Per layer", "3. Layouts", "4. Memory space", "5. Roofline",
+              "6. Cross-device", "7. Networks", "8. Traffic model", "11. History"):
         assert h in html and h in md
+    # The findings come first, above the overview, with a table of contents before them.
+    assert md.index("## Findings") < md.index("## 1. Run overview")
+    assert html.index("<nav class='toc'>") < html.index("<h2 id='findings'>")
     assert "failed_validation" in md.split("## 2.")[0]  # failures listed in the overview
 
 
