@@ -233,6 +233,23 @@ TEST(Cli, BadSuiteExits2AndWritesNothing) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// Debian's libbenchmark is built with assertions and would print "Library was built as DEBUG.
+// Timings may be affected." on every run; kcnn takes its own times (its sampler, handed over as
+// manual time), so the console shows Google Benchmark's context without it. The console still
+// lists the cases; another --benchmark_format keeps Google Benchmark's own reporter.
+TEST(Cli, ConsoleHasNoDebugLibraryWarning) {
+  const fs::path out = fresh_dir("kcnn_cli_banner");
+  const auto r = run(KCNN_BENCH_EXE, "--quick --no-ceilings --op relu --layout nchw --variant naive --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ((r.out + r.err).find("Library was built as DEBUG"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Run on ("), std::string::npos) << r.err;  // the rest of the context is kept
+  EXPECT_NE(r.out.find("relu/nchw/global"), std::string::npos) << r.out;
+  const auto j = run(KCNN_BENCH_EXE, "--quick --no-ceilings --op relu --layout nchw --variant naive --out " + out.string() +
+                                         " --benchmark_format=json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"benchmarks\""), std::string::npos) << j.out;
+}
+
 TEST(Cli, QuickRunWritesValidatedRowsAndContext) {
   const fs::path out = fresh_dir("kcnn_cli_run");
 #if defined(KCNN_TEST_SANITIZED)

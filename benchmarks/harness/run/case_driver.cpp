@@ -6,12 +6,50 @@
 #include "results/format.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <string>
+
+#include <unistd.h>
 
 namespace kcnn::bench {
+
+namespace {
+// Google Benchmark's console reporter, less the "Library was built as DEBUG. Timings may be
+// affected." line that a libbenchmark built with assertions (Debian's) prints: it is about
+// Google Benchmark's own timing loop, and kcnn takes every figure itself (its sampler) and hands
+// it over as the manual time of one iteration, so it does not apply; a new user would read it as
+// kcnn's numbers being wrong. The rest of the context (CPU, caches, load, scaling) is kept.
+class console_reporter : public benchmark::ConsoleReporter {
+ public:
+  using benchmark::ConsoleReporter::ConsoleReporter;
+  bool ReportContext(const Context& context) override {
+    std::ostream& err = GetErrorStream();
+    std::ostringstream basic;
+    SetErrorStream(&basic);
+    const bool ok = benchmark::ConsoleReporter::ReportContext(context);
+    SetErrorStream(&err);
+    std::istringstream lines(basic.str());
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("Library was built as DEBUG") == std::string::npos) err << line << '\n';
+    return ok;
+  }
+};
+
+// The display Google Benchmark's flags ask for: console (kcnn's reporter, with the flags' colour
+// and tabular options) unless --benchmark_format names another.
+struct display_flags {
+  bool console = true;
+  benchmark::ConsoleReporter::OutputOptions options = benchmark::ConsoleReporter::OO_None;
+};
+display_flags display;
+
+bool truthy(const std::string& v) { return v == "true" || v == "yes" || v == "1" || v == "on" || v == "t" || v == "y"; }
+}  // namespace
 
 benchmark_run::benchmark_run(const options& o, std::vector<planned_case> cases, std::function<void(const result_row&)> sink,
                              const run_context& ctx, const run_calibration& cal, const case_settings& settings, mpi_job& job,
@@ -33,7 +71,12 @@ void benchmark_run::run_all() {
     auto* b = benchmark::RegisterBenchmark(name.c_str(), [this, i](benchmark::State& st) { run_item_guarded(st, i); });
     b->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   }
-  benchmark::RunSpecifiedBenchmarks();
+  if (display.console) {
+    console_reporter r(display.options);
+    benchmark::RunSpecifiedBenchmarks(&r);
+  } else {
+    benchmark::RunSpecifiedBenchmarks();
+  }
   benchmark::ClearRegisteredBenchmarks();
 }
 
@@ -147,6 +190,23 @@ void benchmark_run::record(benchmark::State& st, const planned_case& pc, result_
 }
 
 bool init_google_benchmark(std::vector<std::string>& args) {
+  // The display flags, read as Google Benchmark reads them (its reporter is replaced only for the
+  // console format; colour "auto": a terminal on standard output).
+  std::string color = "auto";
+  bool tabular = false;
+  for (const std::string& a : args) {
+    const auto value = [&](const std::string& flag) -> const char* {
+      return a.rfind(flag + "=", 0) == 0 ? a.c_str() + flag.size() + 1 : nullptr;
+    };
+    if (const char* v = value("--benchmark_format")) display.console = std::string(v) == "console";
+    if (const char* v = value("--benchmark_color")) color = v;
+    if (const char* v = value("--benchmark_counters_tabular")) tabular = truthy(v);
+  }
+  const char* term = std::getenv("TERM");
+  const bool colour = color == "auto" ? isatty(fileno(stdout)) != 0 && term != nullptr && std::string(term) != "dumb"
+                                      : truthy(color);
+  display.options = benchmark::ConsoleReporter::OutputOptions((colour ? benchmark::ConsoleReporter::OO_Color : 0) |
+                                                              (tabular ? benchmark::ConsoleReporter::OO_Tabular : 0));
   std::vector<char*> gb_argv;
   for (auto& a : args) gb_argv.push_back(a.data());
   int gb_argc = int(gb_argv.size());
