@@ -25,7 +25,7 @@
 namespace kcnn::model {
 
 // Version of the model's rules, recorded in every context (bump when a figure's meaning changes).
-inline constexpr const char* model_version = "2";
+inline constexpr const char* model_version = "3";
 
 // A GPU as the model sees it (benchmarks/model/devices.csv).
 struct device_description {
