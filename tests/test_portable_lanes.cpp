@@ -276,7 +276,7 @@ TEST(PortableLanes, MemoryBoundVariantsMatchTheNaiveOnesAtEveryRunLength) {
 namespace {
 template <class L>
 void check_concat(const std::vector<int>& channels, const std::size_t offset) {
-  const int n = 2, h = 3, w = 5;
+  const int n = 6, h = 3, w = 5;  // chwn's run (n) takes a lane batch and a tail
   int total = 0;
   for (const int c : channels) total += c;
   std::vector<std::vector<float>> storage(channels.size());
@@ -343,7 +343,7 @@ TEST(PortableLanes, PoolVectorTakesEveryWindowGeometry) {
   const geometry gs[] = {{3, 3, 2, 2, 1, 1, 1, 1, false}, {3, 3, 2, 2, 0, 0, 1, 1, false}, {2, 2, 2, 2, 0, 0, 0, 0, false},
                          {3, 3, 1, 1, 1, 1, 1, 1, false}, {3, 3, 2, 2, 0, 0, 0, 0, true},  {1, 1, 2, 2, 0, 0, 0, 0, false},
                          {2, 2, 3, 3, 0, 0, 0, 0, false}, {5, 5, 1, 1, 2, 2, 2, 2, false}, {3, 2, 1, 2, 1, 0, 1, 0, false},
-                         {7, 7, 1, 1, 0, 0, 0, 0, false}};
+                         {7, 7, 1, 1, 0, 0, 0, 0, false}, {3, 3, 2, 2, 1, 1, 1, 1, true},  {2, 2, 2, 2, 0, 0, 1, 1, true}};
   for (const geometry& g : gs)
     for (const int h : {1, 2, 3, 7, 8, 13})
       for (const pool_kind k : {pool_kind::max, pool_kind::avg}) {

@@ -197,7 +197,7 @@ def test_vendor_rule_fp32_only_and_same_timer(tmp_path):
     f, v = findings.vendor_findings(prepared(rows_, ctx)[3])
     assert len(v) == 2 and set(v["vendor_ms"]) == {1.0}
     # 1/2 and 1/0.5: geomean 1 -> on par.
-    assert texts(f) == [f"conv2d on {D}: kcnn's best is on par with cudnn (1x) (geomean over 2 layer(s), fp32; kcnn "
+    assert texts(f) == [f"conv2d on {D}: kcnn's best own kernel is on par with cudnn (1x) (geomean over 2 layer(s), fp32; kcnn "
                         "ahead by 5 % or more in 1); worst 0.5x on net.a n8, best 2x on net.b n8 "
                         "(direct/global/coalesced nhwc)."]
 

@@ -6,11 +6,13 @@
 #include "results/format.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <iomanip>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -48,7 +50,27 @@ struct display_flags {
 };
 display_flags display;
 
-bool truthy(const std::string& v) { return v == "true" || v == "yes" || v == "1" || v == "on" || v == "t" || v == "y"; }
+// Google Benchmark's (1.7) reading of a boolean flag's value: anything but a false word is true.
+bool truthy(std::string v) {
+  if (v.size() == 1) return std::isalnum(static_cast<unsigned char>(v[0])) && std::string("0fFnN").find(v[0]) == std::string::npos;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+  return !(v == "false" || v == "no" || v == "off");
+}
+// A flag's default from its environment variable (BENCHMARK_FORMAT for --benchmark_format), as
+// Google Benchmark takes it.
+std::string flag_default(const char* env, const char* fallback) {
+  const char* v = std::getenv(env);
+  return v != nullptr ? v : fallback;
+}
+// Google Benchmark's colour test for "auto": a terminal it knows on standard output.
+bool colour_terminal() {
+  static const char* const known[] = {"xterm", "xterm-color", "xterm-256color", "screen", "screen-256color", "tmux",
+                                      "tmux-256color", "rxvt-unicode", "rxvt-unicode-256color", "linux", "cygwin",
+                                      "xterm-kitty", "alacritty", "foot", "foot-extra", "wezterm"};
+  const char* term = std::getenv("TERM");
+  if (isatty(fileno(stdout)) == 0 || term == nullptr) return false;
+  return std::any_of(std::begin(known), std::end(known), [&](const char* k) { return std::string(k) == term; });
+}
 }  // namespace
 
 benchmark_run::benchmark_run(const options& o, std::vector<planned_case> cases, std::function<void(const result_row&)> sink,
@@ -190,21 +212,21 @@ void benchmark_run::record(benchmark::State& st, const planned_case& pc, result_
 }
 
 bool init_google_benchmark(std::vector<std::string>& args) {
-  // The display flags, read as Google Benchmark reads them (its reporter is replaced only for the
-  // console format; colour "auto": a terminal on standard output).
-  std::string color = "auto";
-  bool tabular = false;
+  // The display flags, read as Google Benchmark reads them (environment defaults, then the flags;
+  // its reporter is replaced only for the console format).
+  std::string format = flag_default("BENCHMARK_FORMAT", "console"), color = flag_default("BENCHMARK_COLOR", "auto");
+  bool tabular = truthy(flag_default("BENCHMARK_COUNTERS_TABULAR", "false"));
   for (const std::string& a : args) {
     const auto value = [&](const std::string& flag) -> const char* {
       return a.rfind(flag + "=", 0) == 0 ? a.c_str() + flag.size() + 1 : nullptr;
     };
-    if (const char* v = value("--benchmark_format")) display.console = std::string(v) == "console";
+    if (const char* v = value("--benchmark_format")) format = v;
     if (const char* v = value("--benchmark_color")) color = v;
     if (const char* v = value("--benchmark_counters_tabular")) tabular = truthy(v);
+    if (a == "--benchmark_counters_tabular") tabular = true;
   }
-  const char* term = std::getenv("TERM");
-  const bool colour = color == "auto" ? isatty(fileno(stdout)) != 0 && term != nullptr && std::string(term) != "dumb"
-                                      : truthy(color);
+  display.console = format == "console";
+  const bool colour = color == "auto" ? colour_terminal() : truthy(color);
   display.options = benchmark::ConsoleReporter::OutputOptions((colour ? benchmark::ConsoleReporter::OO_Color : 0) |
                                                               (tabular ? benchmark::ConsoleReporter::OO_Tabular : 0));
   std::vector<char*> gb_argv;

@@ -141,9 +141,9 @@ struct batchnorm_fold_functor {
     ws(c + k) = beta(k) - mean(k) * s;
   }
 };
-// One element of the vector form: the channel's folded scale and shift from the workspace, read
-// through a read-only view (Kokkos::RandomAccess: the read-only data path on a GPU; a load
-// coalesced along nhwc's channel run, a broadcast along nchw's and chwn's runs).
+// One element of the vector form: the channel's folded scale and shift from the workspace, through
+// the read-only data path on a GPU (detail::read_only_load: the mdspan View ignores RandomAccess);
+// a load coalesced along nhwc's channel run, a broadcast along nchw's and chwn's runs.
 template <class In, class Ws, class Out>
 struct batchnorm_vector_element {
   In in;
@@ -156,7 +156,8 @@ struct batchnorm_vector_element {
                 "kcnn::batchnorm: batchnorm_vector needs in and out in one layout");
   KOKKOS_FORCEINLINE_FUNCTION float load(const coords4& x, int l) const {
     const int k = run == axis::c ? x.c + l : x.c;
-    const float y = float(lane_ptr<run>(in, x)[l]) * ws(k) + ws(c + k);
+    const float* s = ws.data();
+    const float y = float(lane_ptr<run>(in, x)[l]) * read_only_load(s + k) + read_only_load(s + c + k);
     return relu ? (y > 0.0f ? y : 0.0f) : y;
   }
   KOKKOS_FORCEINLINE_FUNCTION void store(const coords4& x, int l, float v) const { lane_ptr<run>(out, x)[l] = v; }
@@ -169,9 +170,8 @@ template <class T, class Exec, class In, class Ws, class Out>
 void batchnorm_vector_launch(const Exec& exec, const In& in, const Ws& ws, const Out& out, const batchnorm_params& p) {
   using L = typename Out::layout_tag;
   static_assert(!L::runtime_strided, "kcnn::batchnorm: batchnorm_vector needs a compile-time output layout");
-  using read_only = Kokkos::View<const float*, typename Ws::memory_space, Kokkos::MemoryTraits<Kokkos::RandomAccess>>;
   for_each_element_by_rows<L, T>("kcnn::batchnorm_vector", exec, p.dims(),
-                                 batchnorm_vector_element<In, read_only, Out>{in, read_only(ws), out, p.c, p.relu});
+                                 batchnorm_vector_element<In, Ws, Out>{in, ws, out, p.c, p.relu});
 }
 template <class Exec, class In, class Out, int Capacity>
 void batchnorm_folded_launch(const Exec& exec, const In& in, const batchnorm_folded<Capacity>& f, const Out& out,

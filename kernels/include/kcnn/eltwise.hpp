@@ -119,13 +119,13 @@ struct concat_rows_body {
   int offset = 0;                   // the slab's first output channel
   Out out;
   int run_length = 0;               // nchw, chwn: the run's elements (w, n)
+  // Input K's run at xi (its own coordinates), through concat_element's load and store.
   template <int K>
   KOKKOS_FORCEINLINE_FUNCTION void walk(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& xi,
                                         const int len) const {
-    const auto src = lane_ptr<run>(in[K], xi);
-    const auto dst = lane_ptr<run>(out, xi.with<axis::c>(offset + first[K] + xi.c));
+    const concat_element<In, Out> e{in[K], out, offset + first[K]};
     run_in_batches(
-        m, len, [&](const int l) { return float(src[l]); }, [&](const int l, const float v) { dst[l] = v; });
+        m, len, [&](const int l) { return e.load(xi, l); }, [&](const int l, const float v) { e.store(xi, l, v); });
   }
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
     unrolled<N>([&](auto k) {

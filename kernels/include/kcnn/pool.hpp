@@ -308,14 +308,19 @@ struct pool_tiled_functor {
 //    neighbour); the few at the edges through pool_window.
 //  * nhwc, chwn (run axis c, n): a row is pool_vector_out_rows output pixels along h at one
 //    (n, ow) or (c, ow), the union of their windows loaded once (the rows they share not read
-//    again from L2); the lanes take consecutive channels (images): every window element is one
-//    contiguous load across the lanes. The host tuning walks these layouts its own way.
+//    again from L2), or one output pixel where the stride along h exceeds the window (the union
+//    would hold rows neither window reads); the lanes take consecutive channels (images): every
+//    window element is one contiguous load across the lanes. The host tuning walks these layouts
+//    its own way.
 inline constexpr int pool_vector_out_rows = 2;
+// The output rows a group of the nhwc and chwn form holds.
+inline int pool_vector_rows_per_group(const pool_params& p) { return p.row_stride() > p.r ? 1 : pool_vector_out_rows; }
 template <class Exec, int W, pool_kind Kind, class In, class Out>
 struct pool_vector_body {
   In in;
   Out out;
   pool_params p;
+  int group = pool_vector_out_rows;  // nhwc, chwn: output rows per group (pool_vector_rows_per_group)
   static constexpr float init = Kind == pool_kind::max ? -3.402823466e38f : 0.0f;
   KOKKOS_FORCEINLINE_FUNCTION static float combine(float acc, float v) {
     if constexpr (Kind == pool_kind::max) return v > acc ? v : acc;
@@ -357,10 +362,10 @@ struct pool_vector_body {
         });
       });
     } else {
-      // out_rows outputs along h per lane (x.h counts groups of them): the window rows they
+      // `group` (at most R) outputs along h per lane (x.h counts groups): the window rows they
       // share are loaded once, a 3 x 3 / 2 window's 9 loads per output falling to 7.5 (L2 traffic).
       constexpr int R = pool_vector_out_rows;
-      const int P = p.p(), oh0 = x.h * R;
+      const int P = p.p(), oh0 = x.h * group, last = oh0 + group < P ? oh0 + group : P;
       const pool_span sw(x.w, p.w, p.s, stride, pad, p.pad_right());
       const int w0 = sw.lo, w1 = sw.hi;
       int lo[R], hi[R];
@@ -369,12 +374,12 @@ struct pool_vector_body {
       int h_end = h0;
       unrolled<R>([&](auto a) {
         constexpr int A = decltype(a)::value;
-        if (oh0 + A < P) {
+        if (oh0 + A < last) {
           const pool_span sa(oh0 + A, p.h, p.r, p.row_stride(), p.pad_top(), p.pad_bottom());
           lo[A] = sa.lo;
           hi[A] = sa.hi;
           inv_area[A] = 1.0f / float(sa.padded * sw.padded);
-        } else {  // past the last output row: an empty window, never stored
+        } else {  // past the group or the last output row: an empty window, never stored
           lo[A] = hi[A] = h0;
           inv_area[A] = 0.0f;
         }
@@ -396,7 +401,7 @@ struct pool_vector_body {
         });
         unrolled<R>([&](auto a) {
           constexpr int A = decltype(a)::value;
-          if (oh0 + A < P) {
+          if (oh0 + A < last) {
             const auto dst = lane_ptr<run>(out, y.with<axis::h>(oh0 + A));
             for_each_lane(width, [&](const int l) {
               dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[A][l] : acc[A][l] * inv_area[A];
@@ -460,12 +465,14 @@ struct pool_vector {
     } else {
       dims4 d = p.output_dims();
       const int run = extent<run_axis<L>>(d);
-      constexpr int R = detail::pool_vector_out_rows;
-      if constexpr (run_axis<L> != axis::w) d.h = (d.h + R - 1) / R;  // the rows: groups of R output rows
+      const int group = detail::pool_vector_rows_per_group(p);
+      if constexpr (run_axis<L> != axis::w) d.h = (d.h + group - 1) / group;  // the rows: groups of output rows
       if (p.kind == pool_kind::max)
-        for_each_row<L, -1, T>("kcnn::pool_vector", exec, d, run, detail::pool_vector_body<Exec, 1, pool_kind::max, In, Out>{in, out, p});
+        for_each_row<L, -1, T>("kcnn::pool_vector", exec, d, run,
+                               detail::pool_vector_body<Exec, 1, pool_kind::max, In, Out>{in, out, p, group});
       else
-        for_each_row<L, -1, T>("kcnn::pool_vector", exec, d, run, detail::pool_vector_body<Exec, 1, pool_kind::avg, In, Out>{in, out, p});
+        for_each_row<L, -1, T>("kcnn::pool_vector", exec, d, run,
+                               detail::pool_vector_body<Exec, 1, pool_kind::avg, In, Out>{in, out, p, group});
     }
   }
 };
