@@ -24,7 +24,9 @@ def layer_cases(rows):
     """Validated, timed layer cases, each timed alone: rows of a case run by several MPI ranks at
     once (--mpi replicate, ranks > 1) are the contention section's, not a device's own rate."""
     alone = pd.to_numeric(rows["ranks"], errors="coerce").fillna(1) <= 1 if "ranks" in rows.columns else True
-    ok = rows[(rows["status"] == "ok") & ~rows["op"].isin(STUDY_OPS) & (rows["time_ms_median"] > 0) & alone].copy()
+    # GPU-model rows carry a modelled time only (section 10): never a measured case.
+    measured = ~rows["device"].astype(str).str.startswith("GPU model")
+    ok = rows[(rows["status"] == "ok") & ~rows["op"].isin(STUDY_OPS) & (rows["time_ms_median"] > 0) & alone & measured].copy()
     ok["config"] = ok.apply(config_label, axis=1)
     ok["rate"] = np.where(ok["flops"] > 0, ok["gflops"], ok["gbps"])
     ok["rate_unit"] = np.where(ok["flops"] > 0, "GFLOP/s", "GB/s")
