@@ -2,6 +2,8 @@
 // and against each other.
 #include <kcnn/kcnn.hpp>
 
+#include "implicit_gemm_check.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -204,4 +206,74 @@ TEST(Tunings, FcDirectVectorPortableAndDefaultAgree) {
     ASSERT_EQ(a.size(), b.size());
     for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4 * (1 + std::fabs(a[i]))) << i;
   }
+}
+
+// implicit_gemm against outputs known in closed form (tests/implicit_gemm_check.hpp), exactly:
+// tiles with ragged edges along both GEMM axes (11 and 136 output channels; pixel counts no
+// multiple of a tile), K padded to whole steps (c r s = 45, 27, 9 x 5), groups, stride, dilation,
+// asymmetric pads, nhwc's 16-byte input loads (channels a multiple of 4) and its 4-byte ones,
+// input and output in different layouts; fc over a 2 x 2 image.
+namespace {
+template <class LIn, class LOut, class V>
+std::string run_closed_form(const conv2d_params& p, const V& v0, bool fc_layer = false) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  tensor4<float, LIn> in("in", p.input_dims()), wt("wt", fc_layer ? fc_params(p).weight_dims() : p.filter_dims());
+  tensor4<float, LOut> out("out", p.output_dims());
+  Kokkos::View<float*> bias("bias", p.k);
+  auto in_h = create_mirror_view(in);
+  auto wt_h = create_mirror_view(wt);
+  auto bias_h = Kokkos::create_mirror_view(bias);
+  kcnn_test::fill_closed_form(in_h, wt_h, bias_h);
+  deep_copy(in, in_h);
+  deep_copy(wt, wt_h);
+  Kokkos::deep_copy(bias, bias_h);
+  poison(out);
+  V v = v0;
+  kcnn::prepare(exec(), v, p, in, wt, bias, out);
+  if constexpr (std::is_same_v<typename V::op, ops::fc>) fc(exec(), in, wt, bias, out, p, v);
+  else conv2d(exec(), in, wt, bias, out, p, v);
+  Kokkos::fence();
+  auto out_h = create_mirror_view(out);
+  deep_copy(out_h, out);
+  return kcnn_test::closed_form_mismatch(p, out_h);
+}
+}  // namespace
+
+TEST(ImplicitGemm, OutputsKnownInClosedForm) {
+  conv2d_params dense{3, 5, 7, 9, 11, 3, 3, 1, 1, 1};
+  conv2d_params wide{2, 8, 15, 13, 136, 3, 3, 1, 1, 1};  // 136 channels: a second tile of 8
+  conv2d_params grouped{2, 6, 11, 10, 8, 3, 3, 2, 0, 2};
+  grouped.dilation_h = 2;
+  grouped.pad_h = 2; grouped.pad_h_end = 1; grouped.pad_w = 0; grouped.pad_w_end = 1;
+  conv2d_params depthwise{2, 12, 9, 9, 12, 5, 5, 2, 2, 12};
+  conv2d_params pointwise{4, 20, 3, 5, 7, 1, 1, 1, 0, 1};
+  for (const auto& p : {dense, wide, grouped, depthwise, pointwise}) {
+    ASSERT_EQ(p.check(), "");
+    const variant::implicit_gemm v;
+    EXPECT_EQ((run_closed_form<layout::nchw, layout::nchw>(p, v)), "") << "nchw";
+    EXPECT_EQ((run_closed_form<layout::nhwc, layout::nhwc>(p, v)), "") << "nhwc";
+    EXPECT_EQ((run_closed_form<layout::chwn, layout::chwn>(p, v)), "") << "chwn";
+    EXPECT_EQ((run_closed_form<layout::nhwc, layout::chwn>(p, v)), "") << "nhwc in, chwn out";
+    EXPECT_EQ((run_closed_form<layout::nchw, layout::nhwc>(p, v)), "") << "nchw in, nhwc out";
+  }
+  const fc_params fc_layer(5, 3, 2, 2, 10);
+  EXPECT_EQ((run_closed_form<layout::nchw, layout::nchw>(fc_layer, variant::fc_implicit_gemm{}, true)), "");
+  EXPECT_EQ((run_closed_form<layout::nhwc, layout::nchw>(fc_layer, variant::fc_implicit_gemm{}, true)), "");
+}
+
+TEST(ImplicitGemm, RefusesWhatItWasNotPreparedFor) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  const conv2d_params p{1, 4, 5, 5, 6, 3, 3, 1, 1, 1};
+  tensor4<float, layout::nhwc> in("in", p.input_dims()), wt("wt", p.filter_dims()), out("out", p.output_dims());
+  tensor4<float, layout::nchw> in_nchw("in", p.input_dims());
+  Kokkos::View<float*> bias("bias", p.k);
+  variant::implicit_gemm v;
+  EXPECT_THROW(conv2d(exec(), in, wt, bias, out, p, v), std::logic_error);  // never prepared
+  kcnn::prepare(exec(), v, p, in, wt, bias, out);
+  EXPECT_NO_THROW(conv2d(exec(), in, wt, bias, out, p, v));
+  // The weights were packed in nhwc's K order (r, s, c): an nchw input needs (c, r, s).
+  EXPECT_THROW(conv2d(exec(), in_nchw, wt, bias, out, p, v), std::invalid_argument);
+  conv2d_params other = p;
+  other.pad = 0;
+  EXPECT_THROW(conv2d(exec(), in, wt, bias, out, other, v), std::invalid_argument);
 }

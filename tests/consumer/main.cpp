@@ -72,7 +72,7 @@ void every_op() {
     kcnn::prepare(exec, constant, p, in, wt, bias, out);
     check("conv2d read_only<direct_constant>", out, ref, 1e-5, [&] { kcnn::conv2d(exec, in, wt, bias, out, p, constant); });
   }
-  if constexpr (std::is_same_v<L, kcnn::layout::nhwc>) {  // conv2d direct_vector (nhwc only)
+  if constexpr (fixed) {  // conv2d implicit_gemm (compile-time layouts) and direct_vector (nhwc)
     // Grouped and ragged (k per group 13, 19 output columns: partial lane and pixel blocks),
     // strided and padded, 1x1, depthwise with 20 channels (a partial lane block), 5x5.
     const kcnn::conv2d_params shapes[] = {
@@ -103,10 +103,15 @@ void every_op() {
       kcnn::copy_in(bias, b);
       const auto ref = kcnn::reference::conv2d(p, kcnn::logical(x, p.input_dims()), kcnn::logical(w, p.filter_dims()),
                                                [&](int k) { return b[k]; });
-      v::direct_vector dv;
-      kcnn::prepare(exec, dv, p, in, wt, bias, out);
-      check("conv2d direct_vector k" + std::to_string(p.k) + " g" + std::to_string(p.groups), out, ref, 1e-5,
-            [&] { kcnn::conv2d(exec, in, wt, bias, out, p, dv); });
+      const std::string shape = " k" + std::to_string(p.k) + " g" + std::to_string(p.groups);
+      v::implicit_gemm ig;
+      kcnn::prepare(exec, ig, p, in, wt, bias, out);
+      check("conv2d implicit_gemm" + shape, out, ref, 1e-5, [&] { kcnn::conv2d(exec, in, wt, bias, out, p, ig); });
+      if constexpr (std::is_same_v<L, kcnn::layout::nhwc>) {
+        v::direct_vector dv;
+        kcnn::prepare(exec, dv, p, in, wt, bias, out);
+        check("conv2d direct_vector" + shape, out, ref, 1e-5, [&] { kcnn::conv2d(exec, in, wt, bias, out, p, dv); });
+      }
     }
   }
   {  // fc
@@ -124,6 +129,11 @@ void every_op() {
     v::fc_direct_constant constant;
     kcnn::prepare(exec, constant, p, in, wt, bias, out);
     check("fc fc_direct_constant", out, ref, 1e-5, [&] { kcnn::fc(exec, in, wt, bias, out, p, constant); });
+    if constexpr (fixed) {
+      v::fc_implicit_gemm ig;
+      kcnn::prepare(exec, ig, p, in, wt, bias, out);
+      check("fc fc_implicit_gemm", out, ref, 1e-5, [&] { kcnn::fc(exec, in, wt, bias, out, p, ig); });
+    }
   }
   if constexpr (std::is_same_v<L, kcnn::layout::nchw> || std::is_same_v<L, kcnn::layout::nhwc>) {  // fc_direct_vector
     // 11 images (a full and a partial block of 8), 37 outputs (a full and a partial block of 32).

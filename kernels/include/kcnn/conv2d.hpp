@@ -8,4 +8,5 @@
 #include <kcnn/conv2d/direct_tiled_scratch.hpp>
 #include <kcnn/conv2d/direct_vector.hpp>
 #include <kcnn/conv2d/gemm_pointwise.hpp>
+#include <kcnn/conv2d/implicit_gemm.hpp>
 #include <kcnn/conv2d/im2col_gemm.hpp>

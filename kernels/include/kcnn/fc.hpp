@@ -11,6 +11,7 @@
 #include <kcnn/conv2d/direct_constant.hpp>
 #include <kcnn/conv2d/direct_vector.hpp>
 #include <kcnn/conv2d/gemm_pointwise.hpp>
+#include <kcnn/conv2d/implicit_gemm.hpp>
 #include <kcnn/conv2d_params.hpp>
 #include <kcnn/layout.hpp>
 #include <kcnn/team.hpp>
@@ -346,6 +347,16 @@ struct fc_direct_constant : detail::stateful_variant<fc_params> {
     const filter& f = state_.get<filter, Exec>("fc", "fc_direct_constant", p);
     detail::fc_constant_launch(exec, in, f, out, p);
   }
+};
+// conv2d implicit_gemm (kcnn/conv2d/implicit_gemm.hpp) over the 1 x 1 output image: the GEMM
+// out[k][n] = W[k][feature] X[feature][n], a team a tile of 128 outputs x 128 images on a GPU
+// (the feature axis split across teams where the tiles are fewer than the GPU holds, partial sums
+// added by a second pass). Compile-time dense layouts. Stateful: kcnn::prepare packs the weights
+// once in the input's feature order (workspace_bytes()); later changes to wt are not seen until
+// the next prepare.
+struct fc_implicit_gemm : detail::implicit_gemm_variant<ops::fc, fc_params> {
+  using op = ops::fc;
+  static constexpr bool stateful = true;
 };
 // direct_vector's register tile (kcnn/conv2d/direct_vector.hpp) with the images as pixels: an
 // item holds 8 images x 32 KV outputs and streams the features; lanes along the outputs, so no

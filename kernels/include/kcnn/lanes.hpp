@@ -235,6 +235,35 @@ KOKKOS_FORCEINLINE_FUNCTION void scale_lanes(float_lanes<W>& v, float x) {
   else
     v = v * x;
 }
+// Four 4-byte values moved as one 16-byte access: ld/st.v4 on a GPU (the aligned 16-byte struct
+// nvcc moves whole), one 16-byte access in the GPU-model build (Clang's vector type, so the model
+// records one request, not four), four accesses a host compiler may merge elsewhere. p must be
+// 16-byte aligned: the caller arranges it (a packed operand, a scratch row of a multiple of 4).
+template <class T>
+struct alignas(16) chunk16 {
+  static_assert(sizeof(T) == 4, "kcnn::chunk16 holds four 4-byte values");
+  T v[4];
+};
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION chunk16<T> load_chunk16(const T* p) {
+#if defined(KCNN_GPU_MODEL) && defined(__clang__)
+  typedef T vec4 __attribute__((ext_vector_type(4)));
+  const vec4 q = *reinterpret_cast<const vec4*>(p);
+  return chunk16<T>{{q[0], q[1], q[2], q[3]}};
+#else
+  return *reinterpret_cast<const chunk16<T>*>(p);
+#endif
+}
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void store_chunk16(T* p, const chunk16<T>& c) {
+#if defined(KCNN_GPU_MODEL) && defined(__clang__)
+  typedef T vec4 __attribute__((ext_vector_type(4)));
+  *reinterpret_cast<vec4*>(p) = vec4{c.v[0], c.v[1], c.v[2], c.v[3]};
+#else
+  *reinterpret_cast<chunk16<T>*>(p) = c;
+#endif
+}
+
 // The fastest-varying logical axis of a compile-time layout (nchw: w, nhwc: c, chwn: n).
 template <class Layout>
 inline constexpr axis run_axis = Layout::order[3];

@@ -83,7 +83,8 @@ struct range_block {
 
 // Launches f(member) over `league` teams of `team` threads of `vector` lanes with
 // `scratch_bytes` of level-0 team scratch per team. The geometry is the caller's, explicit.
-template <class Exec, class F>
+// Traits: Kokkos policy traits a kernel states (Kokkos::LaunchBounds<threads, blocks per SM>).
+template <class... Traits, class Exec, class F>
 void launch_teams(const char* label, const Exec& exec, int league, int team, int vector, std::size_t scratch_bytes,
                   const F& f) {
   if (league <= 0) return;
@@ -99,7 +100,7 @@ void launch_teams(const char* label, const Exec& exec, int league, int team, int
   // geometry run on a host, the portable paths, keeps its league and lanes).
   if constexpr (host_backend<Exec>)
     team = std::max(1, std::min(team, Kokkos::TeamPolicy<Exec>(exec, league, 1, vector).team_size_max(f, Kokkos::ParallelForTag())));
-  Kokkos::TeamPolicy<Exec, light_weight> policy(exec, league, team, vector);
+  Kokkos::TeamPolicy<Exec, light_weight, Traits...> policy(exec, league, team, vector);
   if (scratch_bytes > 0) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
   Kokkos::parallel_for(label, policy, f);
 #endif
@@ -239,6 +240,36 @@ KOKKOS_INLINE_FUNCTION void team_barrier(const Member& m) {
   (void)m;
 #else
   m.team_barrier();
+#endif
+}
+
+// Per-thread state of a team that lives across its barriers: on a GPU each thread's registers
+// (a register tile's accumulators, loads prefetched for the next step). each_team_thread(m, st, f)
+// runs f(t, state of thread t) on every thread t of the team: on a backend, the calling thread
+// with its own state; in the GPU-model build, which runs a team on one host thread, every thread
+// of the modelled block in turn, each with its own state (MaxTeam bounds the block; the states
+// live on the host stack, where the model counts them as registers).
+template <class State, int MaxTeam>
+struct team_thread_state {
+#if defined(KCNN_GPU_MODEL)
+  State s[MaxTeam];
+#else
+  State s[1];
+#endif
+};
+template <class Member, class State, int MaxTeam, class F>
+KOKKOS_INLINE_FUNCTION void each_team_thread(const Member& m, team_thread_state<State, MaxTeam>& st, const F& f) {
+#if defined(KCNN_GPU_MODEL)
+  (void)m;
+  const model::block_dims b = model::current_block_dims();
+  const model::thread_coords outer = model::current_thread();
+  for (int t = 0; t < b.y && t < MaxTeam; ++t) {
+    model::set_thread(0, t, 0);
+    f(t, st.s[t]);
+  }
+  model::set_thread(outer.x, outer.y, outer.z);
+#else
+  f(m.team_rank(), st.s[0]);
 #endif
 }
 

@@ -1,0 +1,34 @@
+// conv2d / {nchw,nhwc,chwn} / scratch / tiled / implicit_gemm: the convolution as a GEMM never
+// materialised, weight and input tiles of each K step double-buffered in team scratch, an 8 x 8
+// register fragment per thread (kcnn/conv2d/implicit_gemm.hpp). The weights are packed once,
+// untimed (workspace_bytes).
+#include "conv_descriptor.hpp"
+
+#include <kcnn/conv2d/implicit_gemm.hpp>
+
+namespace {
+using namespace kcnn;
+using namespace kcnn::bench;
+
+const variant_kind implicit_gemm_kind{
+    "implicit_gemm",
+    "implicit GEMM (output channels x pixels, K = c r s): a team a tile of 128 x 128 on a GPU (8 x 8 on a host), "
+    "each K step of 8 staged in double-buffered team scratch, an 8 x 8 register fragment per thread from 16-byte "
+    "shared loads, 16-byte weight loads from the packed weights, the input gathered through a (c, r, s) table; K "
+    "split over teams when the tiles are too few (kcnn/conv2d/implicit_gemm.hpp)"};
+
+struct implicit_gemm_conv : conv_call<implicit_gemm_conv, variant::implicit_gemm, false> {
+  // Traffic model: a team's tile, 128 pixels x 128 output channels on a GPU path.
+  template <class Layout>
+  static conv_tile traffic_tile(const conv2d_params&) {
+    constexpr int side = 8 * implicit_gemm_threads_side<Kokkos::DefaultExecutionSpace>;
+    return {side, side};
+  }
+};
+
+const registrar reg([](registry& r) {
+  using namespace kcnn::layout;
+  register_variant<implicit_gemm_conv, nchw, nhwc, chwn>(
+      r, {"conv2d", space_axis::scratch, pattern_axis::tiled, &implicit_gemm_kind});
+});
+}  // namespace

@@ -1,0 +1,509 @@
+#pragma once
+// conv2d as an implicit GEMM, tiles staged in team scratch (CUDA shared memory), a register
+// fragment per thread: the structure of a cuDNN/CUTLASS fp32 convolution, written once.
+//
+// Per group g the convolution is the GEMM out[k][pixel] = sum over kappa of W[k][kappa] X[kappa][pixel]
+// with kappa = (c, r, s) the reduction (K) axis, never materialised (no im2col):
+//  * a team owns a tile of BM = 8 TM output channels x BN = 8 TN output pixels; its TM x TN
+//    threads (16 x 16 on a GPU: a 128 x 128 tile) each hold an 8 x 8 fragment of accumulators
+//    in registers: channels {4 tm..4 tm+3, BM/2 + 4 tm..} x pixels {4 tn..4 tn+3, BN/2 + 4 tn..}
+//    (two 16-byte shared loads of each operand per K index: one shared load per 16 FMAs);
+//  * the K axis is walked in steps of BK = 8: the step's weight tile [8][BM] and input tile
+//    [8][BN] are staged in two scratch buffers, double-buffered: a thread issues the next step's
+//    global loads into registers, multiplies the current step from scratch, then stores what it
+//    loaded into the other buffer: one barrier per step, the loads' latency behind 512 FMAs;
+//  * weights are packed once by prepare as [g][kappa][k padded to BM], kappa in the input's order,
+//    zero past the group's channels and past kappa's end: a warp's weight load is 32 x 16 bytes of
+//    one row (one 16-byte load per thread per step on a GPU);
+//  * the input gather goes through a table of kappa -> (c, r dilation_h, s dilation_w), built by
+//    prepare: no division in the loop. Lanes run along the input's contiguous axis: along kappa
+//    with c fastest in nhwc (eight channels of a pixel are one sector), along the pixels
+//    otherwise (adjacent output columns in nchw, adjacent images in chwn). Zero padding, the
+//    ragged tile edges and kappa's padding load zeros;
+//  * pixels are ordered as the output stores them (n, oh, ow), or (oh, ow, n) in chwn;
+//  * a launch of fewer than 264 tiles (kcnn/team.hpp) splits K into segments whose partial
+//    sums a second pass adds (with the bias) in the output's order (a fully connected layer:
+//    a few tiles of outputs, a long reduction).
+// Host backends run the same source with a team of one thread (an 8 x 8 tile); they keep their
+// tuned paths in the other variants.
+#include <kcnn/conv2d/direct_vector_nchw.hpp>
+#include <kcnn/conv2d/entry.hpp>
+#include <kcnn/conv2d_params.hpp>
+#include <kcnn/lanes.hpp>
+#include <kcnn/layout.hpp>
+#include <kcnn/map.hpp>
+#include <kcnn/team.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <typeindex>
+
+namespace kcnn {
+
+// The tile of a build: threads along the output channels and along the pixels (kcnn/team.hpp:
+// 16 x 16 on a GPU path, one on a host backend), 8 x 8 outputs each.
+template <class Exec>
+inline constexpr int implicit_gemm_threads_side = register_tile_geometry<Exec>::side;
+inline constexpr int implicit_gemm_bk = 8;  // K indices per step
+
+namespace detail {
+
+// kappa's order: nhwc (r, s, c), c fastest (a pixel's channels are contiguous); otherwise
+// (c, r, s), s fastest (the filter's storage order).
+template <class Layout>
+inline constexpr bool implicit_gemm_channels_fastest = std::is_same_v<Layout, layout::nhwc>;
+
+template <class Layout>
+KOKKOS_INLINE_FUNCTION void implicit_gemm_kappa(int kappa, const conv2d_params& p, int& c, int& r, int& s) {
+  const int cpg = p.c_per_group();
+  if constexpr (implicit_gemm_channels_fastest<Layout>) {
+    c = kappa % cpg;
+    const int rs = kappa / cpg;
+    r = rs / p.s;
+    s = rs % p.s;
+  } else {
+    s = kappa % p.s;
+    const int cr = kappa / p.s;
+    r = cr % p.r;
+    c = cr / p.r;
+  }
+}
+
+// The K axis of layer p: kappa's length, padded to whole steps.
+inline int implicit_gemm_kappa_padded(const conv2d_params& p) {
+  const int kappa = p.c_per_group() * p.r * p.s;
+  return (kappa + implicit_gemm_bk - 1) / implicit_gemm_bk * implicit_gemm_bk;
+}
+
+// Packs wt as [g][kappa padded][kpad]; zero past the group's channels and kappa's end.
+template <class Layout, class Wt, class Pack>
+struct implicit_gemm_pack_functor {
+  Wt wt;
+  Pack pack;
+  conv2d_params p;
+  int kappa_pad, kpad;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    const int m = int(i % std::size_t(kpad));
+    const std::size_t j = i / std::size_t(kpad);
+    const int kappa = int(j % std::size_t(kappa_pad));
+    const int g = int(j / std::size_t(kappa_pad));
+    float v = 0.0f;
+    if (m < p.k_per_group() && kappa < p.c_per_group() * p.r * p.s) {
+      int c, r, s;
+      implicit_gemm_kappa<Layout>(kappa, p, c, r, s);
+      v = float(wt(g * p.k_per_group() + m, c, r, s));
+    }
+    pack(i) = v;
+  }
+};
+
+// kappa -> (its element offset in the input within a group: c stride_c + r dilation_h stride_h +
+// s dilation_w stride_w, r dilation_h, s dilation_w, 0): the gather adds it to a pixel's base
+// offset, 32-bit (prepare refuses inputs of 2^31 elements or more). Past kappa's end a row offset
+// no input row reaches, so the gather loads a zero.
+template <class Layout, class Table>
+struct implicit_gemm_table_functor {
+  Table table;
+  conv2d_params p;
+  dims4 in_dims;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    const int kappa = int(i);
+    int off = 0, dr = -(1 << 30), ds = 0;
+    if (kappa < p.c_per_group() * p.r * p.s) {
+      int c, r, s;
+      implicit_gemm_kappa<Layout>(kappa, p, c, r, s);
+      dr = r * p.dilation_h;
+      ds = s * p.dilation_w;
+      off = int(Layout::offset(in_dims, 0, c, dr, ds));
+    }
+    table(4 * i + 0) = off;
+    table(4 * i + 1) = dr;
+    table(4 * i + 2) = ds;
+    table(4 * i + 3) = 0;
+  }
+};
+
+// The launch's geometry, fixed by prepare.
+struct implicit_gemm_plan {
+  int kpad = 0;        // packed output channels per group (whole tiles)
+  int kappa_pad = 0;   // K axis per group, whole steps
+  int mtiles = 1, ntiles = 1;
+  int steps = 0;       // K steps per group
+  int splits = 1, steps_per_split = 0;
+  long npix = 0;       // output pixels, N P Q
+  std::size_t outputs = 0;
+};
+
+// VecB: the input tile loaded 16 bytes at a time, four channels of a pixel (nhwc with channels per
+// group and channels multiples of 4, the input 16-byte aligned: implicit_gemm_state decides).
+template <class Exec, class In, class Bias, class Out, bool VecB>
+struct implicit_gemm_functor {
+  static constexpr int TS = implicit_gemm_threads_side<Exec>;
+  static constexpr int TM = TS, TN = TS, T = TM * TN;
+  static constexpr int BM = 8 * TM, BN = 8 * TN, BK = implicit_gemm_bk;
+  static constexpr int a_pitch = BM;      // [BK][BM]: a warp's weight row store is conflict-free
+  static constexpr int b_pitch = BN + 4;  // [BK][BN + 4]: nhwc's column of 8 K indices hits 8 banks
+  static constexpr int a_chunks = BK * BM / 4 / T;  // 16-byte weight loads per thread per step
+  static constexpr int b_loads = BK * BN / T;       // input loads per thread per step
+  static constexpr std::size_t a_floats = std::size_t(BK) * a_pitch, b_floats = std::size_t(BK) * b_pitch;
+  static_assert(BK * BM % (4 * T) == 0 && BK * BN % T == 0, "kcnn: implicit GEMM tile and team do not divide");
+  using in_order = typename In::layout_tag;
+  using out_order = typename Out::layout_tag;
+  static constexpr bool channels_fastest = implicit_gemm_channels_fastest<in_order>;
+  static_assert(!VecB || channels_fastest, "kcnn: the implicit GEMM's 16-byte input loads run along channels");
+  // A load of the input tile: 4 K indices (16 bytes) with VecB, else one.
+  static constexpr int b_width = VecB ? 4 : 1;
+  static constexpr int b_slots = b_loads / b_width;  // input loads per thread per step
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using scratch = Kokkos::View<float*, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+
+  // The pixels a thread's input loads gather for: one per load in nhwc (its K index is fixed),
+  // one for all its loads where the team covers whole rows of the input tile (its pixel is fixed).
+  static constexpr int b_pixels = channels_fastest || T % BN != 0 ? b_slots : 1;
+  // What a thread keeps across the team's barriers: its accumulators, the next step's loads, the
+  // pixels its input loads gather for (their base offset and first input row and column; a pixel
+  // past the last has a row no K index reaches).
+  struct thread_state {
+    float acc[8][8];
+    chunk16<float> a_next[a_chunks];
+    float b_next[b_loads];
+    int base[b_pixels], ih0[b_pixels], iw0[b_pixels];
+  };
+
+  const float* x;
+  const float* pack;
+  const int* table;
+  Bias bias;
+  float* target;  // the output, or the partial sums of a split launch
+  conv2d_params p;
+  implicit_gemm_plan plan;
+  dims4 in_dims, out_dims;
+
+  static std::size_t scratch_bytes() { return scratch::shmem_size(2 * a_floats) + scratch::shmem_size(2 * b_floats); }
+
+  // Output pixel index -> (n, oh, ow), in the output's storage order.
+  KOKKOS_INLINE_FUNCTION void pixel(long pix, int& n, int& oh, int& ow) const {
+    const int P = p.p(), Q = p.q();
+    if constexpr (std::is_same_v<out_order, layout::chwn>) {
+      n = int(pix % p.n);
+      const long pq = pix / p.n;
+      ow = int(pq % Q);
+      oh = int(pq / Q);
+    } else {
+      ow = int(pix % Q);
+      const long nq = pix / Q;
+      oh = int(nq % P);
+      n = int(nq / P);
+    }
+  }
+
+  // Thread t's j-th load of a step's input tile: its (first) K index within the step and its pixel.
+  // (Written per case so that what is fixed per thread is visibly so: one table entry per step in
+  // nhwc, one pixel for all loads where the team covers whole rows of the tile.)
+  KOKKOS_INLINE_FUNCTION static void b_slot(int t, int j, int& kk, int& pn) {
+    if constexpr (VecB) {  // a warp: 16 pixels x 8 channels, 16-byte loads
+      const int e = t + T * j;
+      kk = 4 * (e % (BK / 4));
+      pn = e / (BK / 4);
+    } else if constexpr (channels_fastest && T % BK == 0) { kk = t % BK; pn = t / BK + (T / BK) * j; }
+    else if constexpr (!channels_fastest && T % BN == 0) { kk = t / BN + (T / BN) * j; pn = t % BN; }
+    else {
+      const int e = t + T * j;
+      if constexpr (channels_fastest) { kk = e % BK; pn = e / BK; }
+      else { kk = e / BN; pn = e % BN; }
+    }
+  }
+
+  // The global loads of step `step` of group g into the thread's registers.
+  KOKKOS_INLINE_FUNCTION void load_step(int t, thread_state& st, int g, int m0, int step) const {
+    const int kappa0 = step * BK;
+    const float* a = pack + (std::size_t(g) * plan.kappa_pad + kappa0) * plan.kpad + m0;
+    unrolled<a_chunks>([&](auto jc) {
+      constexpr int j = decltype(jc)::value;
+      const int e = t + T * j;  // chunk e: row e / (BM / 4), columns 4 (e mod BM / 4)..
+      st.a_next[j] = load_chunk16(a + std::size_t(e / (BM / 4)) * plan.kpad + 4 * (e % (BM / 4)));
+    });
+    // nhwc: a thread's K index is the same for all its loads: one table entry a step.
+    constexpr bool one_entry = !VecB && channels_fastest && T % BK == 0;
+    chunk16<int> e0{};
+    if constexpr (one_entry) e0 = load_chunk16(table + 4 * (kappa0 + t % BK));
+    unrolled<b_slots>([&](auto jc) {
+      constexpr int j = decltype(jc)::value;
+      int kk, pn;
+      b_slot(t, j, kk, pn);
+      constexpr int q = b_pixels == 1 ? 0 : j;
+      const chunk16<int> e = one_entry ? e0 : load_chunk16(table + 4 * (kappa0 + kk));
+      const int ih = st.ih0[q] + e.v[1], iw = st.iw0[q] + e.v[2];
+      const bool inside = ih >= 0 && ih < p.h && iw >= 0 && iw < p.w;
+      if constexpr (VecB) {
+        const chunk16<float> v = inside ? load_chunk16(x + (st.base[q] + e.v[0])) : chunk16<float>{};
+        unrolled<4>([&](auto ic) { st.b_next[4 * j + decltype(ic)::value] = v.v[decltype(ic)::value]; });
+      } else {
+        st.b_next[j] = inside ? detail::read_only_load(x + (st.base[q] + e.v[0])) : 0.0f;
+      }
+    });
+  }
+
+  KOKKOS_INLINE_FUNCTION void store_step(int t, const thread_state& st, float* as, float* bs) const {
+    unrolled<a_chunks>([&](auto jc) {
+      constexpr int j = decltype(jc)::value;
+      const int e = t + T * j;
+      store_chunk16(as + (e / (BM / 4)) * a_pitch + 4 * (e % (BM / 4)), st.a_next[j]);
+    });
+    unrolled<b_slots>([&](auto jc) {
+      constexpr int j = decltype(jc)::value;
+      int kk, pn;
+      b_slot(t, j, kk, pn);
+      unrolled<b_width>([&](auto ic) {
+        constexpr int i = decltype(ic)::value;
+        bs[(kk + i) * b_pitch + pn] = st.b_next[b_width * j + i];
+      });
+    });
+  }
+
+  // The step's 8 x 8 x 8 multiply-adds of thread t from scratch.
+  KOKKOS_INLINE_FUNCTION void multiply(int t, thread_state& st, const float* as, const float* bs) const {
+    const int tm = t / TN, tn = t % TN;
+    unrolled<BK>([&](auto kc) {
+      constexpr int kk = decltype(kc)::value;
+      const chunk16<float> a0 = load_chunk16(as + kk * a_pitch + 4 * tm);
+      const chunk16<float> a1 = load_chunk16(as + kk * a_pitch + BM / 2 + 4 * tm);
+      const chunk16<float> b0 = load_chunk16(bs + kk * b_pitch + 4 * tn);
+      const chunk16<float> b1 = load_chunk16(bs + kk * b_pitch + BN / 2 + 4 * tn);
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+          st.acc[i][j] += a0.v[i] * b0.v[j];
+          st.acc[i][4 + j] += a0.v[i] * b1.v[j];
+          st.acc[4 + i][j] += a1.v[i] * b0.v[j];
+          st.acc[4 + i][4 + j] += a1.v[i] * b1.v[j];
+        }
+    });
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
+    int lid = m.league_rank();
+    const int mt = lid % plan.mtiles; lid /= plan.mtiles;
+    const int nt = lid % plan.ntiles; lid /= plan.ntiles;
+    const int g = lid % p.groups;
+    const int split = lid / p.groups;
+    const int m0 = mt * BM;
+    const long pix0 = long(nt) * BN;
+    const int step0 = split * plan.steps_per_split;
+    const int step_end = plan.steps < step0 + plan.steps_per_split ? plan.steps : step0 + plan.steps_per_split;
+    const auto s_a = team_scratch<scratch>(m, 2 * a_floats);
+    const auto s_b = team_scratch<scratch>(m, 2 * b_floats);
+    float* const as = s_a.data();
+    float* const bs = s_b.data();
+
+    team_thread_state<thread_state, T> threads;
+    each_team_thread(m, threads, [&](const int t, thread_state& st) {
+      unrolled<8>([&](auto ic) {
+        unrolled<8>([&](auto jc) { st.acc[decltype(ic)::value][decltype(jc)::value] = 0.0f; });
+      });
+      for (int q = 0; q < b_pixels; ++q) {
+        int kk, pn, n, oh, ow;
+        b_slot(t, q, kk, pn);
+        const long pix = pix0 + pn;
+        pixel(pix < plan.npix ? pix : 0, n, oh, ow);
+        const int ih0 = oh * p.row_stride() - p.pad_top(), iw0 = ow * p.col_stride() - p.pad_left();
+        st.base[q] = int(in_order::offset(in_dims, n, g * p.c_per_group(), 0, 0)) +
+                     ih0 * int(in_order::offset(in_dims, 0, 0, 1, 0)) + iw0 * int(in_order::offset(in_dims, 0, 0, 0, 1));
+        st.ih0[q] = pix < plan.npix ? ih0 : -(1 << 29);
+        st.iw0[q] = iw0;
+      }
+      if (step0 < step_end) {
+        load_step(t, st, g, m0, step0);
+        store_step(t, st, as, bs);
+      }
+    });
+    team_barrier(m);
+    for (int step = step0; step < step_end; ++step) {
+      const int cur = (step - step0) & 1;
+      const bool next = step + 1 < step_end;
+      each_team_thread(m, threads, [&](const int t, thread_state& st) {
+        if (next) load_step(t, st, g, m0, step + 1);
+        multiply(t, st, as + cur * a_floats, bs + cur * b_floats);
+        if (next) store_step(t, st, as + (1 - cur) * a_floats, bs + (1 - cur) * b_floats);
+      });
+      team_barrier(m);
+    }
+    // The fragment to the output (or this segment's partial sums, bias added by the sum pass).
+    const bool split_launch = plan.splits > 1;
+    float* const dst = target + (split_launch ? std::size_t(split) * plan.outputs : std::size_t(0));
+    each_team_thread(m, threads, [&](const int t, thread_state& st) {
+      const int tm = t / TN, tn = t % TN;
+      // Written out: the accumulators are indexed by constants only, so they stay in registers.
+      unrolled<8>([&](auto ic) {
+        constexpr int i = decltype(ic)::value;
+        const int mm = m0 + (i < 4 ? 4 * tm + i : BM / 2 + 4 * tm + i - 4);
+        if (mm >= p.k_per_group()) return;
+        const int k = g * p.k_per_group() + mm;
+        const float b = split_launch ? 0.0f : float(bias(k));
+        unrolled<8>([&](auto jc) {
+          constexpr int j = decltype(jc)::value;
+          const long pix = pix0 + (j < 4 ? 4 * tn + j : BN / 2 + 4 * tn + j - 4);
+          if (pix >= plan.npix) return;
+          int n, oh, ow;
+          pixel(pix, n, oh, ow);
+          dst[out_order::offset(out_dims, n, k, oh, ow)] = st.acc[i][j] + b;
+        });
+      });
+    });
+  }
+};
+
+// The prepared state: packed weights, the kappa table, the plan and a split launch's partial sums.
+template <class Exec>
+class implicit_gemm_state {
+ public:
+  using float_view = Kokkos::View<float*, typename Exec::memory_space>;
+  using int_view = Kokkos::View<int*, typename Exec::memory_space>;
+  static constexpr int TS = implicit_gemm_threads_side<Exec>;
+
+  template <class InLayout, class OutLayout, class Wt>
+  void prepare(const Exec& exec, const conv2d_params& p, const Wt& wt, const char* label) {
+    p_ = p;
+    input_layout_ = typeid(InLayout);
+    label_ = label;
+    sum_label_ = label_ + "_sum";
+    const int bm = 8 * TS, bn = 8 * TS;
+    plan_.kpad = (p.k_per_group() + bm - 1) / bm * bm;
+    plan_.kappa_pad = implicit_gemm_kappa_padded(p);
+    plan_.mtiles = plan_.kpad / bm;
+    plan_.npix = long(p.n) * p.p() * p.q();
+    plan_.ntiles = int((plan_.npix + bn - 1) / bn);
+    plan_.steps = plan_.kappa_pad / implicit_gemm_bk;
+    plan_.outputs = std::size_t(p.n) * p.k * p.p() * p.q();
+    // Split K where the tiles leave the GPU idle, each segment at least 4 steps (32 K indices),
+    // the partial sums under 16 MiB (they stay in a GPU's L2 for the sum pass).
+    const long tiles = long(plan_.mtiles) * plan_.ntiles * p.groups;
+    constexpr long min_teams = register_tile_geometry<Exec>::min_teams;
+    long splits = (min_teams + tiles - 1) / tiles;
+    splits = std::min<long>(splits, std::max(1, plan_.steps / 4));
+    splits = std::min<long>(splits, std::max<long>(1, (16L << 20) / long(sizeof(float) * plan_.outputs)));
+    plan_.steps_per_split = (plan_.steps + int(splits) - 1) / int(splits);
+    plan_.splits = plan_.steps_per_split > 0 ? (plan_.steps + plan_.steps_per_split - 1) / plan_.steps_per_split : 1;
+    split_ = {};
+    split_.splits = plan_.splits;
+    split_.outputs = plan_.outputs;
+    // The sum pass's bias index: i / inner mod k in the output's storage order.
+    split_.inner = std::is_same_v<OutLayout, layout::nhwc> ? 1
+                   : std::is_same_v<OutLayout, layout::nchw> ? std::size_t(p.p()) * p.q()
+                                                             : std::size_t(p.p()) * p.q() * p.n;
+    if (plan_.splits > 1)
+      split_.partial = float_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label_ + ".partial"),
+                                  std::size_t(plan_.splits) * plan_.outputs);
+    const std::size_t size = std::size_t(p.groups) * plan_.kappa_pad * plan_.kpad;
+    pack_ = float_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label_ + ".weights"), size);
+    launch_range((label_ + "_pack").c_str(), exec, size,
+                 implicit_gemm_pack_functor<InLayout, Wt, float_view>{wt, pack_, p, plan_.kappa_pad, plan_.kpad});
+    table_ = int_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label_ + ".table"), 4 * std::size_t(plan_.kappa_pad));
+    launch_range((label_ + "_table").c_str(), exec, std::size_t(plan_.kappa_pad),
+                 implicit_gemm_table_functor<InLayout, int_view>{table_, p, p.input_dims()});
+  }
+
+  double workspace_bytes() const {
+    return double(pack_.span()) * sizeof(float) + double(table_.span()) * sizeof(int) + split_.workspace_bytes();
+  }
+  std::type_index input_layout() const { return input_layout_; }
+  const implicit_gemm_plan& plan() const { return plan_; }
+
+  template <class In, class Bias, class Out>
+  void operator()(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
+    if constexpr (implicit_gemm_channels_fastest<typename In::layout_tag>) {
+      const bool vec = p_.c_per_group() % 4 == 0 && p_.c % 4 == 0 &&
+                       reinterpret_cast<std::uintptr_t>(in.view().data()) % 16 == 0;
+      if (vec) return launch<true>(exec, in, bias, out);
+    }
+    launch<false>(exec, in, bias, out);
+  }
+
+ private:
+  template <bool VecB, class In, class Bias, class Out>
+  void launch(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
+    using functor = implicit_gemm_functor<Exec, In, Bias, Out, VecB>;
+    float* const y = out.view().data();
+    const functor f{in.view().data(), pack_.data(), table_.data(), bias, split_.target(y), p_, plan_, p_.input_dims(), p_.output_dims()};
+    const int league = plan_.splits * p_.groups * plan_.ntiles * plan_.mtiles;
+    // Two teams per SM: at most 128 registers a thread (the compile report: docs/ptx-loads.md).
+    launch_teams<Kokkos::LaunchBounds<functor::T, 2>>(label_.c_str(), exec, league, functor::T, 1,
+                                                       functor::scratch_bytes(), f);
+    split_.sum(sum_label_.c_str(), exec, bias, y, p_.k);
+  }
+
+  conv2d_params p_;
+  std::type_index input_layout_ = typeid(void);
+  std::string label_, sum_label_;
+  implicit_gemm_plan plan_;
+  float_view pack_;
+  int_view table_;
+  conv_vector_split_plan<float_view> split_;
+};
+
+// The variant shared by conv2d and fc (Params: conv2d_params or fc_params, a whole-image window).
+template <class Op, class Params>
+struct implicit_gemm_variant : stateful_variant<Params> {
+  using op = Op;
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void prepare(const Exec& exec, const Params& p, const In& in, const Wt& wt, const Bias& bias, const Out& out) {
+    check_layouts<In, Out>();
+    check<Exec>(in, wt, bias, out, p);
+    detail::require_dense(name(), "implicit_gemm", in, out);
+    if (double(p.n) * p.c * p.h * p.w >= 2147483648.0)
+      fail(name(), "implicit_gemm: the input has 2^31 elements or more (the gather's offsets are 32-bit)");
+    auto s = std::make_shared<implicit_gemm_state<Exec>>();
+    s->template prepare<typename In::layout_tag, typename Out::layout_tag>(
+        exec, p, wt, std::is_same_v<Op, ops::fc> ? "kcnn::fc_implicit_gemm" : "kcnn::conv2d_implicit_gemm");
+    this->state_.set(typeid(Exec), p, s, s->workspace_bytes());
+  }
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  void run(const Exec& exec, const In& in, const Wt&, const Bias& bias, const Out& out, const Params& p) const {
+    check_layouts<In, Out>();
+    detail::require_dense(name(), "implicit_gemm", in, out);
+    const auto& s = this->state_.template get<implicit_gemm_state<Exec>, Exec>(name(), "implicit_gemm", p);
+    if (s.input_layout() != std::type_index(typeid(typename In::layout_tag)))
+      fail(name(), std::string("implicit_gemm: prepared for an input in another layout (the weights are packed in its "
+                               "K order); call kcnn::prepare again with this input, layout ") +
+                       In::layout_tag::name);
+    s(exec, in, bias, out);
+  }
+
+ private:
+  static const char* name() { return std::is_same_v<Op, ops::fc> ? "fc" : "conv2d"; }
+  template <class In, class Out>
+  static constexpr void check_layouts() {
+    static_assert(!In::layout_tag::runtime_strided && !Out::layout_tag::runtime_strided,
+                  "kcnn: implicit_gemm needs compile-time layouts of input and output");
+  }
+  template <class Exec, class In, class Wt, class Bias, class Out>
+  static void check(const In& in, const Wt& wt, const Bias& bias, const Out& out, const Params& p) {
+    const checker<Exec> c{name()};
+    c.params(p.check());
+    c.tensor("in", in, p.input_dims());
+    if constexpr (std::is_same_v<Op, ops::fc>) c.tensor("wt", wt, p.weight_dims());
+    else c.tensor("wt", wt, p.filter_dims());
+    c.vector("bias", bias, std::size_t(p.k));
+    c.tensor("out", out, p.output_dims());
+  }
+};
+
+}  // namespace detail
+
+namespace variant {
+// conv2d as an implicit GEMM through team scratch (see the top of this file): any geometry
+// (groups, depthwise, stride, per-axis pad, dilation), compile-time dense layouts, input and
+// output in any pair of them. Stateful: kcnn::prepare(exec, v, p, in, wt, bias, out) packs the
+// weights as [g][kappa][k padded to the tile] and builds the kappa table, once (workspace_bytes());
+// later changes to wt are not seen until the next prepare.
+struct implicit_gemm : detail::implicit_gemm_variant<ops::conv2d, conv2d_params> {
+  using op = ops::conv2d;
+  static constexpr bool stateful = true;
+};
+}  // namespace variant
+
+}  // namespace kcnn
