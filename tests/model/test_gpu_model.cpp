@@ -431,10 +431,10 @@ TEST(GpuModelKernels, ImplicitGemmFeedsEightFmasPerLoadFromScratch) {
 
 TEST(GpuModelKernels, ImplicitGemmSplitsALongReductionAndSumsItExactly) {
   // 136 channels (two tiles, the second of 8) over 390 pixels (four tiles, the last of 6): 8 tiles,
-  // too few for the GPU, so K (72 = 8 x 3 x 3, 9 steps) is split in two; and fc6-like: one tile,
-  // 2304 features split into segments of at least 4 steps. Both outputs exact.
+  // too few for the GPU, so K (576 = 64 x 3 x 3, 72 steps) is split in two segments of at least 32
+  // steps; and fc6-like: one tile, 2304 features (288 steps) split in 9. Both outputs exact.
   using T4 = kcnn::tensor4<float, kcnn::layout::nchw>;
-  const kcnn::conv2d_params p{2, 8, 15, 13, 136, 3, 3, 1, 1, 1};
+  const kcnn::conv2d_params p{2, 64, 15, 13, 136, 3, 3, 1, 1, 1};
   T4 in("in", p.input_dims()), wt("wt", p.filter_dims()), out("out", p.output_dims());
   Kokkos::View<float*> bias("bias", p.k);
   kcnn_test::fill_closed_form(in, wt, bias);
@@ -458,7 +458,7 @@ TEST(GpuModelKernels, ImplicitGemmSplitsALongReductionAndSumsItExactly) {
   const auto cf = s2.finish(q.flops());
   EXPECT_EQ(kcnn_test::closed_form_mismatch(q, y), "");
   ASSERT_EQ(cf.launches.size(), 2u);
-  EXPECT_EQ(launch_named(cf, "kcnn::fc_implicit_gemm").blocks, 2304 / 8 / 4);
+  EXPECT_EQ(launch_named(cf, "kcnn::fc_implicit_gemm").blocks, 2304 / 8 / 32);
 }
 
 TEST(GpuModelKernels, SoftmaxOfAChwnClassifierFillsMoreThanOneBlockAndReadsOnce) {

@@ -50,6 +50,7 @@ namespace kcnn {
 template <class Exec>
 inline constexpr int implicit_gemm_threads_side = register_tile_geometry<Exec>::side;
 inline constexpr int implicit_gemm_bk = 8;  // K indices per step
+inline constexpr int implicit_gemm_min_segment = 32;  // K steps of a segment of a split launch
 
 namespace detail {
 
@@ -379,12 +380,14 @@ class implicit_gemm_state {
     plan_.ntiles = int((plan_.npix + bn - 1) / bn);
     plan_.steps = plan_.kappa_pad / implicit_gemm_bk;
     plan_.outputs = std::size_t(p.n) * p.k * p.p() * p.q();
-    // Split K where the tiles leave the GPU idle, each segment at least 4 steps (32 K indices),
-    // the partial sums under 16 MiB (they stay in a GPU's L2 for the sum pass).
+    // Split K where the tiles leave the GPU idle, each segment at least implicit_gemm_min_segment
+    // steps (a segment's partial sums cost 8 bytes of L2 traffic an output, written and read back:
+    // at most 1/32 byte per FMA), the partial sums under 16 MiB (they stay in a GPU's L2 for the
+    // sum pass).
     const long tiles = long(plan_.mtiles) * plan_.ntiles * p.groups;
     constexpr long min_teams = register_tile_geometry<Exec>::min_teams;
     long splits = (min_teams + tiles - 1) / tiles;
-    splits = std::min<long>(splits, std::max(1, plan_.steps / 4));
+    splits = std::min<long>(splits, std::max(1, plan_.steps / implicit_gemm_min_segment));
     splits = std::min<long>(splits, std::max<long>(1, (16L << 20) / long(sizeof(float) * plan_.outputs)));
     plan_.steps_per_split = (plan_.steps + int(splits) - 1) / int(splits);
     plan_.splits = plan_.steps_per_split > 0 ? (plan_.steps + plan_.steps_per_split - 1) / plan_.steps_per_split : 1;
