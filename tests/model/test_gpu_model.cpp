@@ -402,24 +402,32 @@ TEST(GpuModelKernels, DirectVectorWarpsAreAdjacentChannelsWithFourFmasPerLoad) {
   EXPECT_LE(fmas_per_request, 4.0);
 }
 
+// Runs variant v (conv2d or fc) on layer p, operands in layout L filled so that every output is
+// known in closed form (tests/implicit_gemm_check.hpp), under a model session; checks the outputs.
+template <class L, class V>
+kcnn::model::case_figures model_closed_form(const kcnn::conv2d_params& p, V v) {
+  constexpr bool fc = std::is_same_v<typename V::op, kcnn::ops::fc>;
+  kcnn::tensor4<float, L> in("in", p.input_dims()), out("out", p.output_dims()),
+      wt("wt", fc ? kcnn::fc_params(p).weight_dims() : p.filter_dims());
+  Kokkos::View<float*> bias("bias", p.k);
+  kcnn_test::fill_closed_form(in, wt, bias);
+  kcnn::prepare(exec(), v, p, in, wt, bias, out);
+  kcnn::model::session s(h100(), everything());
+  if constexpr (fc) kcnn::fc(exec(), in, wt, bias, out, p, v);
+  else kcnn::conv2d(exec(), in, wt, bias, out, p, v);
+  const auto c = s.finish(p.flops());
+  EXPECT_EQ(kcnn_test::closed_form_mismatch(p, out), "");
+  return c;
+}
+
 // implicit_gemm on its GPU path: 16 x 16 threads, a 128 x 128 tile. On a layer of 128 output
 // channels (one tile along them) a step costs a thread one 16-byte weight load, one 16-byte input
 // load (nhwc, 64 channels), one table load and 32 16-byte shared loads for its 512 FMAs: more than 8
 // FMAs per load instruction (the target), at most 0.1 byte of L2 traffic per FMA, and no
 // shared request beyond what its 16-byte width needs (4 wavefronts for 32 distinct 16-byte words).
-// Tile edges along both axes and split K: outputs exact against their closed form.
 TEST(GpuModelKernels, ImplicitGemmFeedsEightFmasPerLoadFromScratch) {
-  using T4 = kcnn::tensor4<float, kcnn::layout::nhwc>;
   const kcnn::conv2d_params p{2, 64, 28, 28, 128, 3, 3, 1, 1, 1};
-  T4 in("in", p.input_dims()), wt("wt", p.filter_dims()), out("out", p.output_dims());
-  Kokkos::View<float*> bias("bias", p.k);
-  kcnn_test::fill_closed_form(in, wt, bias);
-  kcnn::variant::implicit_gemm v;
-  kcnn::prepare(exec(), v, p, in, wt, bias, out);
-  kcnn::model::session s(h100(), everything());
-  kcnn::conv2d(exec(), in, wt, bias, out, p, v);
-  const auto c = s.finish(p.flops());
-  EXPECT_EQ(kcnn_test::closed_form_mismatch(p, out), "");
+  const auto c = model_closed_form<kcnn::layout::nhwc>(p, kcnn::variant::implicit_gemm{});
   const auto& f = launch_named(c, "kcnn::conv2d_implicit_gemm");
   EXPECT_EQ(f.threads_per_block, 256);
   const double fmas_per_thread_load = p.flops() / 2 / 32 / (f.ld_requests + f.smem_requests);
@@ -433,30 +441,11 @@ TEST(GpuModelKernels, ImplicitGemmSplitsALongReductionAndSumsItExactly) {
   // 136 channels (two tiles, the second of 8) over 390 pixels (four tiles, the last of 6): 8 tiles,
   // too few for the GPU, so K (576 = 64 x 3 x 3, 72 steps) is split in two segments of at least 32
   // steps; and fc6-like: one tile, 2304 features (288 steps) split in 9. Both outputs exact.
-  using T4 = kcnn::tensor4<float, kcnn::layout::nchw>;
-  const kcnn::conv2d_params p{2, 64, 15, 13, 136, 3, 3, 1, 1, 1};
-  T4 in("in", p.input_dims()), wt("wt", p.filter_dims()), out("out", p.output_dims());
-  Kokkos::View<float*> bias("bias", p.k);
-  kcnn_test::fill_closed_form(in, wt, bias);
-  kcnn::variant::implicit_gemm v;
-  kcnn::prepare(exec(), v, p, in, wt, bias, out);
-  kcnn::model::session s(h100(), everything());
-  kcnn::conv2d(exec(), in, wt, bias, out, p, v);
-  const auto c = s.finish(p.flops());
-  EXPECT_EQ(kcnn_test::closed_form_mismatch(p, out), "");
+  const auto c = model_closed_form<kcnn::layout::nchw>(kcnn::conv2d_params{2, 64, 15, 13, 136, 3, 3, 1, 1, 1},
+                                                       kcnn::variant::implicit_gemm{});
   ASSERT_EQ(c.launches.size(), 2u);
   EXPECT_EQ(launch_named(c, "kcnn::conv2d_implicit_gemm").blocks, 2 * 8);
-
-  const kcnn::fc_params q(4, 256, 3, 3, 40);
-  kcnn::tensor4<float, kcnn::layout::nhwc> x("x", q.input_dims()), w("w", q.weight_dims()), y("y", q.output_dims());
-  Kokkos::View<float*> b("b", q.k);
-  kcnn_test::fill_closed_form(x, w, b);
-  kcnn::variant::fc_implicit_gemm vf;
-  kcnn::prepare(exec(), vf, q, x, w, b, y);
-  kcnn::model::session s2(h100(), everything());
-  kcnn::fc(exec(), x, w, b, y, q, vf);
-  const auto cf = s2.finish(q.flops());
-  EXPECT_EQ(kcnn_test::closed_form_mismatch(q, y), "");
+  const auto cf = model_closed_form<kcnn::layout::nhwc>(kcnn::fc_params(4, 256, 3, 3, 40), kcnn::variant::fc_implicit_gemm{});
   ASSERT_EQ(cf.launches.size(), 2u);
   EXPECT_EQ(launch_named(cf, "kcnn::fc_implicit_gemm").blocks, 2304 / 8 / 32);
 }

@@ -4,8 +4,6 @@
 // untimed (workspace_bytes).
 #include "conv_descriptor.hpp"
 
-#include <kcnn/conv2d/implicit_gemm.hpp>
-
 namespace {
 using namespace kcnn;
 using namespace kcnn::bench;
@@ -17,14 +15,7 @@ const variant_kind implicit_gemm_kind{
     "shared loads, 16-byte weight loads from the packed weights, the input gathered through a (c, r, s) table; K "
     "split over teams when the tiles are too few (kcnn/conv2d/implicit_gemm.hpp)"};
 
-struct implicit_gemm_conv : conv_call<implicit_gemm_conv, variant::implicit_gemm, false> {
-  // Traffic model: a team's tile, 128 pixels x 128 output channels on a GPU path.
-  template <class Layout>
-  static conv_tile traffic_tile(const conv2d_params&) {
-    constexpr int side = 8 * implicit_gemm_threads_side<Kokkos::DefaultExecutionSpace>;
-    return {side, side};
-  }
-};
+struct implicit_gemm_conv : implicit_gemm_call<implicit_gemm_conv, variant::implicit_gemm, false> {};
 
 const registrar reg([](registry& r) {
   using namespace kcnn::layout;

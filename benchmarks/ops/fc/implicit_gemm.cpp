@@ -12,13 +12,7 @@ const variant_kind fc_implicit_gemm_kind{
     "conv2d implicit_gemm with the images as the pixels: a team a tile of 128 outputs x 128 images on a GPU, the "
     "features in double-buffered team scratch steps of 8, split over teams when the tiles are too few"};
 
-struct fc_implicit_gemm_call : conv_call<fc_implicit_gemm_call, variant::fc_implicit_gemm, true> {
-  template <class Layout>
-  static conv_tile traffic_tile(const conv2d_params&) {
-    constexpr int side = 8 * implicit_gemm_threads_side<Kokkos::DefaultExecutionSpace>;
-    return {side, side};
-  }
-};
+struct fc_implicit_gemm_call : implicit_gemm_call<fc_implicit_gemm_call, variant::fc_implicit_gemm, true> {};
 
 const registrar reg([](registry& r) {
   using namespace kcnn::layout;
