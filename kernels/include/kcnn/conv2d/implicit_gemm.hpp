@@ -185,7 +185,12 @@ struct implicit_gemm_functor {
   implicit_gemm_plan plan;
   dims4 in_dims, out_dims;
 
-  static std::size_t scratch_bytes() { return scratch::shmem_size(2 * a_floats) + scratch::shmem_size(2 * b_floats); }
+  // Each buffer 4 floats longer: its first 16-byte boundary is where its tiles start (Kokkos aligns
+  // a scratch View to 8 bytes; the 16-byte shared loads need 16).
+  static std::size_t scratch_bytes() { return scratch::shmem_size(2 * a_floats + 4) + scratch::shmem_size(2 * b_floats + 4); }
+  KOKKOS_INLINE_FUNCTION static float* aligned16(float* p) {
+    return reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(p) + 15) & ~std::uintptr_t(15));
+  }
 
   // Output pixel index -> (n, oh, ow), in the output's storage order.
   KOKKOS_INLINE_FUNCTION void pixel(long pix, int& n, int& oh, int& ow) const {
@@ -296,10 +301,10 @@ struct implicit_gemm_functor {
     const long pix0 = long(nt) * BN;
     const int step0 = split * plan.steps_per_split;
     const int step_end = plan.steps < step0 + plan.steps_per_split ? plan.steps : step0 + plan.steps_per_split;
-    const auto s_a = team_scratch<scratch>(m, 2 * a_floats);
-    const auto s_b = team_scratch<scratch>(m, 2 * b_floats);
-    float* const as = s_a.data();
-    float* const bs = s_b.data();
+    const auto s_a = team_scratch<scratch>(m, 2 * a_floats + 4);
+    const auto s_b = team_scratch<scratch>(m, 2 * b_floats + 4);
+    float* const as = aligned16(s_a.data());
+    float* const bs = aligned16(s_b.data());
 
     team_thread_state<thread_state, T> threads;
     each_team_thread(m, threads, [&](const int t, thread_state& st) {
