@@ -102,7 +102,7 @@ TEST(Results, WrittenToPartialThenRenamedAtomically) {
   EXPECT_NE(row.find(",2000,4000,"), std::string::npos) << "GB/s and GFLOP/s from 2 ms: " << row;
   EXPECT_NE(row.find("\"a note, with a comma\""), std::string::npos);
   const std::string json = slurp(out / "test-device" / "20260101T000000Z-unit.json");
-  EXPECT_NE(json.find("\"schema_version\": 8"), std::string::npos);
+  EXPECT_NE(json.find("\"schema_version\": 9"), std::string::npos);
   EXPECT_NE(json.find("\"name\": \"Test Device, \\\"quoted\\\"\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"extra\": 1"), std::string::npos);
   // A second run in the same second does not overwrite the first.

@@ -23,12 +23,12 @@ namespace kcnn::model {
 
 namespace {
 
-constexpr std::size_t ncol = 21;
+constexpr std::size_t ncol = 24;
 const char* const columns[ncol] = {"name", "sms", "clock_mhz", "fp32_tflops", "dram_gb_s", "l2_gb_s", "l2_mib",
                                    "l1_smem_kib_per_sm", "smem_kib_per_sm", "smem_kib_per_block",
                                    "max_threads_per_sm", "max_blocks_per_sm", "warp_size", "sector_bytes",
                                    "line_bytes", "smem_banks", "l1_latency_ns", "l2_latency_ns", "mem_latency_ns",
-                                   "mlp_per_warp", "source"};
+                                   "mlp_per_warp", "registers_per_sm", "lsu_per_clock", "issue_per_clock", "source"};
 using fields = std::array<std::string, ncol>;  // a row's values in the order of `columns`
 
 // The suite loader's dialect: cells trimmed, double quotes escape, '#' lines and blank lines skipped.
@@ -87,7 +87,10 @@ device_description parse_device(const std::string& at, const fields& f, const st
   d.l2_latency_s = num(17) * 1e-9;
   d.mem_latency_s = num(18) * 1e-9;
   d.mlp_per_warp = int(num(19));
-  d.source = f[20];
+  d.registers_per_sm = int(num(20));
+  d.lsu_per_clock = num(21);
+  d.issue_per_clock = num(22);
+  d.source = f[23];
   if (d.line_bytes % d.sector_bytes != 0 || d.line_bytes / d.sector_bytes > 8)
     throw std::invalid_argument(at + ": field 'line_bytes' must be 1 to 8 sectors");
   return d;
@@ -108,7 +111,8 @@ std::vector<device_description> load_devices(const std::string& path) {
   try {
     in.read_header(io::ignore_no_column, columns[0], columns[1], columns[2], columns[3], columns[4], columns[5],
                    columns[6], columns[7], columns[8], columns[9], columns[10], columns[11], columns[12], columns[13],
-                   columns[14], columns[15], columns[16], columns[17], columns[18], columns[19], columns[20]);
+                   columns[14], columns[15], columns[16], columns[17], columns[18], columns[19], columns[20],
+                   columns[21], columns[22], columns[23]);
   } catch (const io::error::header_missing&) {
     throw std::invalid_argument(path + ": no header line");
   } catch (const io::error::extra_column_in_header& e) {
@@ -127,7 +131,7 @@ std::vector<device_description> load_devices(const std::string& path) {
   try {
     fields f;
     while (in.read_row(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14],
-                       f[15], f[16], f[17], f[18], f[19], f[20]))
+                       f[15], f[16], f[17], f[18], f[19], f[20], f[21], f[22], f[23]))
       out.push_back(parse_device(where(path, in.get_file_line()), f, out));
   } catch (const io::error::too_few_columns& e) {
     throw std::invalid_argument(where(path, e.file_line) + ": " + std::to_string(fields_on_line(text, e.file_line)) +

@@ -14,8 +14,8 @@
 //  * kernel parameters and constant memory (the functor): distinct 4-byte words per request
 //    (constant reads serialise over distinct addresses);
 //  * locals on the simulated thread's stack are registers (not counted).
-// A predicted time is the largest of DRAM, L2, FP32, issue and latency bounds; it is a model
-// figure, never a measurement. Single-threaded (Serial backend) by construction. The sources
+// A predicted time is the largest of DRAM, L2, load/store pipe, latency, FMA pipe and instruction
+// issue bounds; it is a model figure, never a measurement. Single-threaded (Serial backend) by construction. The sources
 // beside this header hold one concern each (docs/gpu-model.md, section 3).
 #include <cstddef>
 #include <array>
@@ -25,7 +25,7 @@
 namespace kcnn::model {
 
 // Version of the model's rules, recorded in every context (bump when a figure's meaning changes).
-inline constexpr const char* model_version = "3";
+inline constexpr const char* model_version = "4";
 
 // A GPU as the model sees it (benchmarks/model/devices.csv).
 struct device_description {
@@ -37,6 +37,9 @@ struct device_description {
       smem_banks = 32;
   double l1_latency_s = 0, l2_latency_s = 0, mem_latency_s = 0;  // a load served by L1, L2, DRAM
   int mlp_per_warp = 1;
+  int registers_per_sm = 65536;  // the register file (a warp's registers are allocated 256 at a time)
+  double lsu_per_clock = 1;      // memory warp instructions (and shared wavefronts) an SM's LD/ST pipe takes
+  double issue_per_clock = 4;    // warp instructions an SM's schedulers issue
   std::string source;
 };
 
@@ -47,12 +50,44 @@ const device_description& find_device(const std::vector<device_description>& dev
 // The file shipped with kcnn (its source path, baked in at build time).
 std::string default_devices_file();
 
+// Registers per thread of the CUDA build's kernels, from the compiler's report (ptxas -v; the file
+// benchmarks/model/registers.csv, written by scripts/model-registers): what limits a register-heavy
+// kernel's resident blocks, and with them its waves. Keyed by kernel_key of the kernel's functor
+// type; a kernel not in the table (a lambda, a kernel added since) has no register limit, as
+// before model version 4.
+class register_table {
+ public:
+  register_table() = default;
+  // Reads a registers file: CSV with columns kernel, registers, source; '#' lines are comments.
+  // A bad line throws std::invalid_argument naming the file, line and field; a missing file too.
+  static register_table load(const std::string& path);
+  void add(const std::string& kernel, int registers);  // kernel as kernel_key writes it
+  int registers(const std::string& kernel) const;       // 0: not in the table
+  std::size_t size() const { return names_.size(); }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<int> regs_;
+  std::string file_;
+};
+// The functor type's name as the table keys it, from a mangled (typeid) or demangled name: the
+// demangled name without spaces, Kokkos' memory spaces dropped (MEM where one is a first template
+// argument) and execution spaces as EXEC (the same kernel is View<float*, CudaSpace> in the CUDA
+// build and View<float*, HostSpace> or View<float*> here).
+// scripts/model-registers applies the same rule to the CUDA build's kernels.
+std::string kernel_key(const char* name);
+// The file shipped with kcnn (its source path, baked in at build time).
+std::string default_registers_file();
+
 // What one launch does to the modelled GPU. Counts are for the whole launch: when only some
 // blocks were traced (traced_blocks < blocks) they are scaled by blocks / traced_blocks.
 struct launch_figures {
   std::string label;
+  std::string kernel;  // kernel_key of its functor type
   long long blocks = 0, traced_blocks = 0;
   int threads_per_block = 0, resident_blocks_per_sm = 0;
+  int registers = 0;  // per thread, from the register table (0: unknown, no register limit)
   double waves = 0;
   double ld_requests = 0, ld_sectors = 0, ld_bytes = 0;  // global loads: warp requests, sectors, bytes asked
   double st_requests = 0, st_sectors = 0, st_bytes = 0;  // global stores
@@ -72,7 +107,8 @@ struct launch_figures {
   // such a loop has only its own iteration's loads in flight.
   double storing_iterations = 0;
   double loads_in_flight = 0;  // per warp, as the latency bound takes it (predict)
-  double t_dram = 0, t_l2 = 0, t_issue = 0, t_latency = 0;
+  double batch_latency_s = 0;  // what a batch of loads_in_flight loads waits: the slowest of them (predict)
+  double t_dram = 0, t_l2 = 0, t_lsu = 0, t_latency = 0;
 };
 
 // A case: its launches in order and their sum.
@@ -82,7 +118,8 @@ struct case_figures {
   double ld_requests = 0, ld_sectors = 0, st_requests = 0, st_sectors = 0, smem_requests = 0, smem_wavefronts = 0,
          const_requests = 0, const_words = 0, l2_bytes = 0, dram_bytes = 0;
   double time_s = 0;
-  std::string bound;                   // dram, l2, fp32, issue or latency
+  double t_fp32 = 0, t_issue = 0;      // the FMA pipe; every warp instruction through the schedulers
+  std::string bound;                   // dram, l2, lsu, latency, fp32 or issue
   int dominant = -1;  // index in launches of the one with the largest predicted time (-1: none)
   long long traced_blocks = 0, blocks = 0;
   // The untraced blocks' DRAM reads were capped by the case's read operands (finish()).
@@ -98,7 +135,8 @@ struct trace_limits {
 // Records what the kernels launched between its construction and finish() do. One at a time.
 class session {
  public:
-  session(const device_description& d, trace_limits limits = {});
+  // `registers`: the kernels' registers (none: no register limit); kept by reference.
+  session(const device_description& d, trace_limits limits = {}, const register_table* registers = nullptr);
   ~session();
   session(const session&) = delete;
   session& operator=(const session&) = delete;

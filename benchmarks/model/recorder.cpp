@@ -34,12 +34,20 @@ namespace {
 
 int threads_of(const launch_geometry& g) { return g.block_x * g.block_y * g.block_z; }
 
-int resident_blocks(const device_description& d, const launch_geometry& g) {
+// Resident blocks per SM: bounded by threads, blocks, shared memory and, when the kernel's
+// registers are known, the register file (a warp's registers allocated 256 at a time, as the CUDA
+// occupancy calculator does).
+int resident_blocks(const device_description& d, const launch_geometry& g, int registers) {
   const int threads = threads_of(g);
   const int warps = (threads + d.warp_size - 1) / d.warp_size;
   int by_threads = d.max_threads_per_sm / std::max(1, warps * d.warp_size);
   int by_smem = g.scratch_bytes > 0 ? int(d.smem_bytes_per_sm / double(g.scratch_bytes)) : d.max_blocks_per_sm;
-  return std::max(0, std::min({d.max_blocks_per_sm, by_threads, by_smem}));
+  int by_registers = d.max_blocks_per_sm;
+  if (registers > 0) {
+    const int per_warp = (registers * d.warp_size + 255) / 256 * 256;
+    by_registers = d.registers_per_sm / per_warp / std::max(1, warps);
+  }
+  return std::max(0, std::min({d.max_blocks_per_sm, by_threads, by_smem, by_registers}));
 }
 
 void record(const void* p, std::uint8_t size, bool store, const void* pc) {
@@ -100,9 +108,11 @@ void launch_begin(const launch_geometry& g) {
   r.geometry = g;
   r.fig = launch_figures{};
   r.fig.label = g.label;
+  r.fig.kernel = kernel_key(g.kernel);
+  r.fig.registers = r.registers ? r.registers->registers(r.fig.kernel) : 0;
   r.fig.blocks = g.blocks;
   r.fig.threads_per_block = threads_of(g);
-  r.resident_per_sm = resident_blocks(*r.dev, g);
+  r.resident_per_sm = resident_blocks(*r.dev, g, r.fig.registers);
   r.fig.resident_blocks_per_sm = r.resident_per_sm;
   r.fig.waves = r.resident_per_sm > 0 ? double(g.blocks) / double(r.dev->sms * r.resident_per_sm) : 0;
   r.accesses_this_launch = 0;

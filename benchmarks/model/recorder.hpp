@@ -41,6 +41,7 @@ struct block_trace {
 // Everything the recorder keeps; one model session at a time (single-threaded by construction).
 struct recorder {
   const device_description* dev = nullptr;
+  const register_table* registers = nullptr;  // the kernels' registers (none: no register limit)
   trace_limits limits;
   bool session_open = false;
   bool debug = std::getenv("KCNN_MODEL_DEBUG") != nullptr;  // prints block 0's warp 0 requests

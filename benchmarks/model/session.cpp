@@ -15,10 +15,11 @@ namespace kcnn::model {
 
 using namespace detail;
 
-session::session(const device_description& d, trace_limits limits) {
+session::session(const device_description& d, trace_limits limits, const register_table* registers) {
   recorder& r = rec;
   if (r.session_open) throw std::logic_error("kcnn model: a model session is already open");
   r.dev = &d;
+  r.registers = registers;
   r.limits = limits;
   r.session_open = true;
   r.launches.clear();
@@ -73,6 +74,7 @@ case_figures session::finish(double flops, double read_bytes) {
   c.dram_reads_capped = cap_extrapolated_reads(*r.dev, c.launches, read_bytes);
   r.l1.clear();
   r.l2.configure(0, 128, 32, 16);
+  r.registers = nullptr;
   c.flops = flops;
   predict(*r.dev, c);
   return c;

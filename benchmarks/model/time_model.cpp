@@ -1,6 +1,7 @@
 // The model's predicted time (predict, gpu_model.hpp): per launch the largest of its DRAM, L2,
-// issue and latency bounds, summed over the case's launches, or the case's FLOPs at the FP32 peak
-// when that is larger; the bound that decides is named. Arithmetic on the recorded counts only.
+// load/store pipe and latency bounds, summed over the case's launches, or, when larger, the case's
+// FMA pipe (its FLOPs at the FP32 peak) or its instruction issue (FMAs and memory instructions
+// through the schedulers); the bound that decides is named. Arithmetic on the recorded counts only.
 #include "gpu_model.hpp"
 
 #include <algorithm>
@@ -14,7 +15,7 @@ void predict(const device_description& d, case_figures& c) {
   c.ld_requests = c.ld_sectors = c.st_requests = c.st_sectors = c.smem_requests = c.smem_wavefronts = 0;
   c.const_requests = c.const_words = c.l2_bytes = c.dram_bytes = 0;
   c.blocks = c.traced_blocks = 0;
-  double memory_time = 0, worst = -1;
+  double memory_time = 0, worst = -1, memory_instructions = 0;
   c.dominant = -1;
   std::string worst_bound = "dram";
   for (launch_figures& f : c.launches) {
@@ -26,22 +27,25 @@ void predict(const device_description& d, case_figures& c) {
     c.blocks += f.blocks, c.traced_blocks += f.traced_blocks;
     f.t_dram = (f.dram_read_bytes + f.dram_write_bytes) / d.dram_bytes_per_s;
     f.t_l2 = f.l2_bytes / d.l2_bytes_per_s;
-    // Issue: memory instructions (global and shared requests, shared replays included) over the
-    // busiest SM's four schedulers, or one warp's own chain at one per clock.
+    // Load/store pipe: the busiest SM's global requests and shared wavefronts (a conflicting or
+    // 16-byte shared request takes the pipe once per wavefront) at lsu_per_clock, or one warp's own
+    // chain of requests at one per clock.
     const double per_block = f.blocks > 0 ? (f.ld_requests + f.st_requests + f.smem_wavefronts) / double(f.blocks) : 0;
     const double blocks_on_busiest = std::ceil(double(f.blocks) / d.sms);
-    f.t_issue = std::max(blocks_on_busiest * per_block / 4.0, f.max_warp_requests) / d.clock_hz;
+    f.t_lsu = std::max(blocks_on_busiest * per_block / d.lsu_per_clock, f.max_warp_requests) / d.clock_hz;
+    memory_instructions += f.ld_requests + f.st_requests + f.smem_requests;
     // Latency: each wave lasts at least its busiest warp's global loads, loads_in_flight of them
-    // at a time, each taking the launch's mean load latency (its loads' sectors served by L1, L2
-    // or DRAM, in the proportions the caches gave). Stores do not stall a warp, and shared-memory
-    // requests are in the issue bound. (Until the H200 run of 2026-11-27 this chain held every
-    // request, stores and shared ones included, at least mlp_per_warp of them in flight.)
+    // at a time, each batch waiting for the slowest of its loads: all served by L1 with the
+    // launch's L1 share of load sectors to the power of the batch, some by DRAM with one less the
+    // non-DRAM share to that power, by L2 otherwise (a warp's FMAs need every operand of the
+    // batch; until model version 4 a batch took the mean of its loads' latencies). Resident blocks
+    // per SM count the kernel's registers where the table has them. Stores do not stall a warp,
+    // and shared-memory requests are in the load/store bound. (Until the H200 run of 2026-11-27
+    // this chain held every request, stores and shared ones included, at least mlp_per_warp of
+    // them in flight.)
     const double waves = f.resident_blocks_per_sm > 0 ? std::ceil(double(f.blocks) / (double(d.sms) * f.resident_blocks_per_sm)) : 1;
     const double dram_sectors = f.dram_read_bytes / d.sector_bytes;
     const double load_sectors = f.l1_hit_sectors + f.l2_load_hit_sectors + dram_sectors;
-    const double latency = load_sectors > 0 ? (f.l1_hit_sectors * d.l1_latency_s + f.l2_load_hit_sectors * d.l2_latency_s +
-                                               dram_sectors * d.mem_latency_s) / load_sectors
-                                            : d.l2_latency_s;
     // Loads in flight per warp: the median loads per iteration (a compiler issues an
     // iteration's independent loads before their uses), at least mlp_per_warp (the unrolling
     // of a loop with one load) where most iterations do not store (a reduction's loop), and at
@@ -59,18 +63,30 @@ void predict(const device_description& d, case_figures& c) {
     const double floor = f.storing_iterations > repeats / 2 ? 1.0 : double(std::max(1, d.mlp_per_warp));
     f.loads_in_flight = repeats > 0 ? std::clamp(median, floor, 32.0)
                                     : std::clamp(f.max_warp_loads, 1.0, 32.0);
-    f.t_latency = waves * f.max_warp_loads / f.loads_in_flight * latency;
-    const double t = std::max({f.t_dram, f.t_l2, f.t_issue, f.t_latency});
+    if (load_sectors > 0) {
+      const double l1 = std::min(1.0, f.l1_hit_sectors / load_sectors), not_dram = std::max(0.0, 1 - dram_sectors / load_sectors);
+      const double all_l1 = std::pow(l1, f.loads_in_flight), no_dram = std::pow(not_dram, f.loads_in_flight);
+      f.batch_latency_s = all_l1 * d.l1_latency_s + std::max(0.0, no_dram - all_l1) * d.l2_latency_s +
+                          (1 - no_dram) * d.mem_latency_s;
+    } else {
+      f.batch_latency_s = d.l2_latency_s;
+    }
+    f.t_latency = waves * f.max_warp_loads / f.loads_in_flight * f.batch_latency_s;
+    const double t = std::max({f.t_dram, f.t_l2, f.t_lsu, f.t_latency});
     memory_time += t;
     if (t > worst) {
       worst = t;
       c.dominant = int(&f - c.launches.data());
-      worst_bound = t == f.t_dram ? "dram" : t == f.t_l2 ? "l2" : t == f.t_issue ? "issue" : "latency";
+      worst_bound = t == f.t_dram ? "dram" : t == f.t_l2 ? "l2" : t == f.t_lsu ? "lsu" : "latency";
     }
   }
-  const double t_fp32 = c.flops / d.fp32_flops_per_s;
-  c.time_s = std::max(memory_time, t_fp32);
-  c.bound = t_fp32 > memory_time ? "fp32" : worst_bound;
+  // The FMA pipe: the case's FLOPs at the FP32 peak. Issue: every scheduler issues one warp
+  // instruction per clock, and a case's FMAs (FLOPs / 2, a warp's worth an instruction) and its
+  // memory instructions all go through them.
+  c.t_fp32 = c.flops / d.fp32_flops_per_s;
+  c.t_issue = (c.flops / 2 / d.warp_size + memory_instructions) / (d.issue_per_clock * d.sms * d.clock_hz);
+  c.time_s = std::max({memory_time, c.t_fp32, c.t_issue});
+  c.bound = c.time_s == memory_time ? worst_bound : c.time_s == c.t_issue ? "issue" : "fp32";
 }
 
 }  // namespace kcnn::model

@@ -7,7 +7,7 @@ import os
 
 import pandas as pd
 
-KNOWN_SCHEMAS = (1, 2, 3, 4, 5, 6, 7, 8)
+KNOWN_SCHEMAS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 
 # Columns every row must have (schemas 1 to 4); schema 2 adds predicted_dram_bytes, schema 3 adds
 # origin (kcnn, peer or fault) and renames (see upgrade_names), schema 4 fits_in_cache, launches, rank
@@ -25,8 +25,9 @@ GEOMETRY = ["stride_h", "stride_w", "pad_h", "pad_w", "pad_h_end", "pad_w_end", 
 MODEL_NUMERIC = ["model_blocks", "model_threads_per_block", "model_waves", "model_ld_requests",
                  "model_ld_sectors_per_request", "model_st_requests", "model_st_sectors_per_request",
                  "model_smem_conflict_ways", "model_const_serialization", "model_l2_bytes", "model_dram_bytes",
-                 "model_time_us", "model_bytes_in_flight"]
+                 "model_time_us", "model_bytes_in_flight", "model_registers"]
 # Schema 8: model_bytes_in_flight (the GPU model's bytes of loads in flight per thread).
+# Schema 9: model_registers (the registers per thread the model took from the CUDA build's report).
 # Schema 7: the device timer's figures beside the host clock's (CUDA builds; empty elsewhere).
 GPU_TIME = ["gpu_time_ms_median", "gpu_time_ms_min", "gpu_time_ms_max", "throttled_samples"]
 OPTIONAL = GPU_TIME + ["timer", "predicted_dram_bytes", "cache", "time_ms_mean", "workspace_bytes", "passes", "out_h",

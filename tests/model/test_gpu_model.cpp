@@ -12,7 +12,9 @@
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <typeinfo>
 #include <fstream>
 #include <string>
 
@@ -381,7 +383,9 @@ const kcnn::model::launch_figures& launch_named(const kcnn::model::case_figures&
 TEST(GpuModelKernels, DirectVectorWarpsAreAdjacentChannelsWithFourFmasPerLoad) {
   // 256 output channels: KV = 8, PX = 8. Each warp's weight loads and output stores are 32
   // adjacent floats (4 sectors), its input loads one address (1 sector): at most 4 sectors per
-  // request, and 8 x 8 FMAs per 8 + 8 load requests (bias loads aside).
+  // request, and 8 x 8 FMAs per 8 + 8 load requests (bias loads aside). With the shipped register
+  // table (ptxas: over 128 registers a thread for the 8 x 8 accumulators), fewer blocks of 128
+  // threads are resident per SM than the 16 threads alone allow: what the table's registers give.
   using T4 = kcnn::tensor4<float, kcnn::layout::nhwc>;
   const auto p = kcnn::conv2d_params::make({16, 64, 14, 14}, 256, 3, 3, 1, 1);
   T4 in("in", p.input_dims()), out("out", p.output_dims());
@@ -391,10 +395,14 @@ TEST(GpuModelKernels, DirectVectorWarpsAreAdjacentChannelsWithFourFmasPerLoad) {
   kcnn::fill_random(wt, 2);
   kcnn::variant::direct_vector v;
   kcnn::prepare(exec(), v, p, in, wt, bias, out);
-  kcnn::model::session s(h100(), everything());
+  const auto table = kcnn::model::register_table::load(kcnn::model::default_registers_file());
+  kcnn::model::session s(h100(), everything(), &table);
   kcnn::conv2d(exec(), in, wt, bias, out, p, v);
   const auto c = s.finish(p.flops());
   const auto& f = launch_named(c, "kcnn::conv2d_direct_vector");
+  ASSERT_GT(f.registers, 128) << f.kernel;
+  EXPECT_EQ(f.registers, table.registers(f.kernel));
+  EXPECT_EQ(f.resident_blocks_per_sm, 65536 / ((f.registers * 32 + 255) / 256 * 256) / 4);
   EXPECT_LE(f.ld_sectors / f.ld_requests, 4.0);
   EXPECT_DOUBLE_EQ(f.st_sectors / f.st_requests, 4.0);
   const double fmas_per_request = p.flops() / 2 / (f.ld_requests * 32);
@@ -534,6 +542,98 @@ TEST(GpuModel, DeviceFileErrorsNameTheFileLineAndField) {
   EXPECT_THROW(kcnn::model::find_device(kcnn::model::load_devices(kcnn::model::default_devices_file()), "b200"),
                std::invalid_argument);
   std::remove(path.c_str());
+}
+
+TEST(GpuModel, RegisterFileErrorsNameTheFileLineAndField) {
+  const std::string path = ::testing::TempDir() + "kcnn_registers_bad.csv";
+  std::ofstream(path) << "# comment\nkernel,registers,source\n\"kcnn::a<1>\",40,ptxas\nkcnn::b,300,ptxas\n";
+  try {
+    kcnn::model::register_table::load(path);
+    FAIL() << "300 registers were accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":4: field 'registers'"), std::string::npos) << e.what();
+  }
+  std::ofstream(path) << "kernel,registers,source\n\"kcnn::a<1>\",40,ptxas\n";
+  EXPECT_EQ(kcnn::model::register_table::load(path).registers("kcnn::a<1>"), 40);
+  EXPECT_THROW(kcnn::model::register_table::load(path + ".missing"), std::invalid_argument);
+  std::remove(path.c_str());
+  // The shipped table loads, and keys a kernel as kernel_key does a functor type of this build.
+  const auto shipped = kcnn::model::register_table::load(kcnn::model::default_registers_file());
+  EXPECT_GT(shipped.size(), 0u);
+  EXPECT_EQ(kcnn::model::kernel_key(typeid(Kokkos::View<float*, Kokkos::HostSpace>).name()), "Kokkos::View<float*>");
+}
+
+// A named functor (a lambda has no name the register table could hold): each thread walks its
+// column of rows, one load per iteration.
+struct column_walk {
+  Kokkos::View<float*> a, out;
+  std::size_t rows, threads;
+  void operator()(const std::size_t i) const {
+    float t = 0;
+    for (std::size_t r = 0; r < rows; ++r) t += a(r * threads + i);
+    out(i) = t;
+  }
+};
+
+// Registers bound the resident blocks: at 255 registers a thread a warp holds 8192 of an SM's
+// 65536, so 8 warps (two blocks of 128 threads) are resident, against 16 blocks by threads alone;
+// the launch then takes 8 times the waves, and its latency bound grows with them.
+TEST(GpuModel, RegistersBoundTheResidentBlocks) {
+  const std::size_t threads = std::size_t(h100().sms) * 2048, rows = 4;
+  Kokkos::View<float*> a("a", rows * threads), out("out", threads);
+  const auto run = [&](const kcnn::model::register_table* t) {
+    kcnn::model::session s(h100(), everything(), t);
+    kcnn::launch_range("walk", exec(), threads, column_walk{a, out, rows, threads});
+    return s.finish(0);
+  };
+  kcnn::model::register_table heavy;
+  heavy.add(kcnn::model::kernel_key(typeid(column_walk).name()), 255);
+  const auto unbounded = run(nullptr), bound = run(&heavy);
+  EXPECT_EQ(unbounded.launches[0].registers, 0);
+  EXPECT_EQ(unbounded.launches[0].resident_blocks_per_sm, 16);
+  EXPECT_EQ(bound.launches[0].registers, 255);
+  EXPECT_EQ(bound.launches[0].resident_blocks_per_sm, 2);
+  EXPECT_DOUBLE_EQ(bound.launches[0].waves, 8 * unbounded.launches[0].waves);
+  EXPECT_GT(bound.launches[0].t_latency, 7 * unbounded.launches[0].t_latency);
+  EXPECT_DOUBLE_EQ(bound.dram_bytes, unbounded.dram_bytes);
+}
+
+// The bounds of model version 4 on a launch given by hand: a batch of loads waits for the slowest
+// of them, the load/store pipe takes one warp instruction per SM per clock, and a case's FMAs and
+// memory instructions share the schedulers' issue.
+TEST(GpuModel, ABatchWaitsForItsSlowestLoadAndThePipesAreCountedApart) {
+  const model_device d = h100();
+  kcnn::model::launch_figures f;
+  f.blocks = d.sms;  // one block per SM
+  f.threads_per_block = 128;
+  f.resident_blocks_per_sm = 1;
+  f.ld_requests = 16.0 * 4 * 100 * d.sms;  // 4 warps x 100 iterations of 16 loads per block
+  f.max_warp_loads = 1600;
+  f.loads_per_iteration[16] = f.ld_requests;
+  f.l1_hit_sectors = 0.9 * f.ld_requests, f.l2_load_hit_sectors = 0.1 * f.ld_requests;
+  kcnn::model::case_figures c;
+  c.launches = {f};
+  c.flops = 2.0 * 32 * 64 / 16 * f.ld_requests;  // 64 FMAs a warp per 16 loads
+  kcnn::model::predict(d, c);
+  const auto& g = c.launches[0];
+  EXPECT_DOUBLE_EQ(g.loads_in_flight, 16.0);
+  // 90 % of the sectors hit L1, but a batch of 16 is all-L1 only 0.9^16 = 18.5 % of the time.
+  const double all_l1 = std::pow(0.9, 16);
+  EXPECT_NEAR(g.batch_latency_s, all_l1 * d.l1_latency_s + (1 - all_l1) * d.l2_latency_s, 1e-15);
+  EXPECT_NEAR(g.t_latency, 100 * g.batch_latency_s, 1e-12);
+  // A batch of one load waits the mean latency (model version 3's rule for every batch).
+  kcnn::model::case_figures one = c;
+  one.launches[0].loads_per_iteration = {};
+  one.launches[0].loads_per_iteration[1] = f.ld_requests;
+  one.launches[0].storing_iterations = f.ld_requests;  // no mlp_per_warp floor
+  kcnn::model::predict(d, one);
+  EXPECT_NEAR(one.launches[0].batch_latency_s, 0.9 * d.l1_latency_s + 0.1 * d.l2_latency_s, 1e-15);
+  // LD/ST pipe: 6400 requests per SM at one per clock; FMAs: 25600 warp instructions per SM at 4
+  // per clock, with the loads 32000 through the schedulers.
+  EXPECT_NEAR(g.t_lsu, 6400 / d.clock_hz, 1e-12);
+  EXPECT_NEAR(c.t_fp32, 25600 / 4 / d.clock_hz, 1e-9);
+  EXPECT_NEAR(c.t_issue, (25600 + 6400) / 4 / d.clock_hz, 1e-9);
+  EXPECT_GT(c.t_issue, c.t_fp32);
 }
 
 }  // namespace

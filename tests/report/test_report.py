@@ -172,7 +172,7 @@ def test_compare_without_common_cases_fails(tmp_path, two_devices):
 BAD = [
     ("missing_column", lambda rows: (rows, [c for c in synthetic.COLUMNS if c != "time_ms_median"], 2),
      "missing column(s) time_ms_median"),
-    ("unknown_schema", lambda rows: (rows, None, 9), "unknown schema_version 9"),
+    ("unknown_schema", lambda rows: (rows, None, 10), "unknown schema_version 10"),
     ("no_rows", lambda rows: ([], None, 2), "hold no rows"),
     ("non_numeric", lambda rows: ([dict(rows[0], bytes="lots")] + rows[1:], None, 2), "column 'bytes'"),
 ]

@@ -17,6 +17,7 @@ device_model_sampler::device_model_sampler(const std::string& devices_file, cons
     : devices_file_(devices_file.empty() ? model::default_devices_file() : devices_file),
       devices_(model::load_devices(devices_file_)),
       device_(&model::find_device(devices_, device)),
+      registers_(model::register_table::load(model::default_registers_file())),
       limits_(limits) {}
 
 timing_sample device_model_sampler::take(const timed_work& w) const {
@@ -24,7 +25,7 @@ timing_sample device_model_sampler::take(const timed_work& w) const {
   timing_sample t;
   // One traced run: the model's figures are per run, whatever the launches asked for.
   Kokkos::fence();
-  model::session s(*device_, limits_);
+  model::session s(*device_, limits_, &registers_);
   w.launch();
   Kokkos::fence();
   last_ = s.finish(w.flops, w.subject ? std::max(0.0, w.subject->cost().read_bytes) : 0.0);
@@ -41,6 +42,7 @@ model_figures row_figures(const model::case_figures& c) {
   m.blocks = dominant.blocks;
   m.threads_per_block = dominant.threads_per_block;
   m.waves = dominant.waves;
+  m.registers = dominant.registers;
   m.ld_requests = c.ld_requests;
   m.ld_sectors_per_request = c.ld_requests > 0 ? c.ld_sectors / c.ld_requests : -1;
   m.st_requests = c.st_requests;
@@ -81,6 +83,9 @@ std::string device_model_sampler::context_json() const {
       .set("l2_latency_ns", d.l2_latency_s * 1e9)
       .set("mem_latency_ns", d.mem_latency_s * 1e9)
       .set("mlp_per_warp", d.mlp_per_warp)
+      .set("registers_per_sm", d.registers_per_sm)
+      .set("lsu_per_clock", d.lsu_per_clock)
+      .set("issue_per_clock", d.issue_per_clock)
       .set("source", d.source);
   json j = json::object();
   j.set("what", "a model of the GPU, not a measurement: the kernels' CUDA code paths run on the host, their loads and "
@@ -88,6 +93,8 @@ std::string device_model_sampler::context_json() const {
       .set("version", model::model_version)
       .set("devices_file", devices_file_)
       .set("device", dev)
+      .set("registers_file", registers_.file())
+      .set("registers_kernels", double(registers_.size()))
       .set("range_policy_block", gpu_range_block)
       .set("max_traced_accesses_per_launch", double(limits_.max_accesses_per_launch));
   return j.dump();

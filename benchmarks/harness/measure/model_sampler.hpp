@@ -26,6 +26,7 @@ class device_model_sampler final : public sampler {
   std::string devices_file_;
   std::vector<model::device_description> devices_;
   const model::device_description* device_ = nullptr;
+  model::register_table registers_;  // the kernels' registers (benchmarks/model/registers.csv)
   model::trace_limits limits_;
   mutable model::case_figures last_;
   mutable const bench_case* last_case_ = nullptr;

@@ -24,7 +24,8 @@ const std::vector<std::string>& result_columns() {
       "roofline_pct", "predicted_dram_bytes", "rel_error", "tolerance", "status", "note", "rank", "ranks",
       "model_blocks", "model_threads_per_block", "model_waves", "model_ld_requests", "model_ld_sectors_per_request",
       "model_st_requests", "model_st_sectors_per_request", "model_smem_conflict_ways", "model_const_serialization",
-      "model_l2_bytes", "model_dram_bytes", "model_time_us", "model_bound", "model_bytes_in_flight"};
+      "model_l2_bytes", "model_dram_bytes", "model_time_us", "model_bound", "model_bytes_in_flight",
+      "model_registers"};
   return cols;
 }
 
@@ -167,7 +168,8 @@ std::string csv_line(const run_context& ctx_, const result_row& r) {
                      m.present ? num(m.waves, 4) : "", count(m.ld_requests), ratio(m.ld_sectors_per_request),
                      count(m.st_requests), ratio(m.st_sectors_per_request), ratio(m.smem_conflict_ways),
                      ratio(m.const_serialization), count(m.l2_bytes), count(m.dram_bytes),
-                     m.present ? num(m.time_us, 6) : "", m.present ? m.bound : "", ratio(m.bytes_in_flight)});
+                     m.present ? num(m.time_us, 6) : "", m.present ? m.bound : "", ratio(m.bytes_in_flight),
+                     m.present && m.registers > 0 ? std::to_string(m.registers) : ""});
   std::string line;
   for (std::size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + csv_escape(f[i]);
   return line;

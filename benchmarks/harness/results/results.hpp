@@ -13,7 +13,7 @@
 
 namespace kcnn::bench {
 
-inline constexpr int results_schema_version = 8;
+inline constexpr int results_schema_version = 9;
 
 // The GPU execution model's figures for a case (gpu-model builds; results/README.md). A model
 // figure, never a measurement.
@@ -29,6 +29,9 @@ struct model_figures {
   // Bytes of global loads one thread has in flight per round trip in the dominant launch (the
   // latency bound's loads in flight per warp, times a thread's bytes per load); < 0: no loads.
   double bytes_in_flight = -1;
+  // Registers per thread of the dominant launch's kernel, from the CUDA build's compiler report
+  // (benchmarks/model/registers.csv); 0: not in it (no register limit modelled).
+  int registers = 0;
   long long traced_blocks = 0, all_blocks = 0;  // over all launches (fewer traced: counts scaled)
   bool dram_reads_capped = false;  // the untraced blocks' DRAM reads capped by the read operands
 };

@@ -32,6 +32,9 @@
 #include <array>
 #include <cstddef>
 #include <type_traits>
+#if defined(KCNN_GPU_MODEL)
+#include <typeinfo>
+#endif
 
 namespace kcnn {
 
@@ -89,7 +92,7 @@ void launch_teams(const char* label, const Exec& exec, int league, int team, int
                   const F& f) {
   if (league <= 0) return;
 #if defined(KCNN_GPU_MODEL)
-  model::launch_begin(model::launch_geometry{label, league, vector, team, 1, scratch_bytes});
+  model::launch_begin(model::launch_geometry{label, league, vector, team, 1, scratch_bytes, typeid(F).name()});
   Kokkos::TeamPolicy<Exec> policy(exec, league, 1, 1);
   if (scratch_bytes > 0) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
   Kokkos::parallel_for(label, policy, model::detail::team_block<F>{f});
@@ -112,7 +115,7 @@ void launch_range(const char* label, const Exec& exec, std::size_t n, const F& f
   if (n == 0) return;
 #if defined(KCNN_GPU_MODEL)
   const std::size_t blocks = (n + gpu_range_block - 1) / gpu_range_block;
-  model::launch_begin(model::launch_geometry{label, (long long)blocks, 1, gpu_range_block, 1, 0});
+  model::launch_begin(model::launch_geometry{label, (long long)blocks, 1, gpu_range_block, 1, 0, typeid(F).name()});
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(exec, 0, blocks), model::detail::range_block<F>{f, n});
   model::launch_end();
 #else
@@ -366,6 +369,7 @@ void launch_mdrange(const char* label, const Exec& exec, const std::array<long, 
   model::launch_geometry g = model::detail::md_block<R>(tile);
   g.label = label;
   g.blocks = (long long)blocks;
+  g.kernel = typeid(F).name();
   model::launch_begin(g);
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(exec, 0, blocks),
                        model::detail::md_block_runner<R, Order, F>{f, lower, upper, tile, tiles});

@@ -18,6 +18,7 @@ struct launch_geometry {
   long long blocks = 0;                   // gridDim.x (Kokkos' league, or the blocks of a range)
   int block_x = 1, block_y = 1, block_z = 1;  // blockDim
   std::size_t scratch_bytes = 0;          // dynamic shared memory per block
+  const char* kernel = nullptr;           // typeid(functor).name(): its registers (the model's table)
 };
 
 // The executing thread; set by kcnn/map.hpp before each iteration of a mapped loop.
