@@ -186,10 +186,13 @@ struct implicit_gemm_functor {
   dims4 in_dims, out_dims;
 
   // Each buffer 4 floats longer: its first 16-byte boundary is where its tiles start (Kokkos aligns
-  // a scratch View to 8 bytes; the 16-byte shared loads need 16).
+  // a scratch View to 8 bytes; the 16-byte shared loads need 16). The boundary is reached by
+  // stepping p, not by casting an integer back to a pointer: a pointer made from an integer loses
+  // the shared address space, and nvcc then issues generic loads (ld.v4.f32) for the tiles where
+  // it could issue ld.shared.v4.
   static std::size_t scratch_bytes() { return scratch::shmem_size(2 * a_floats + 4) + scratch::shmem_size(2 * b_floats + 4); }
   KOKKOS_INLINE_FUNCTION static float* aligned16(float* p) {
-    return reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(p) + 15) & ~std::uintptr_t(15));
+    return p + ((16 - (reinterpret_cast<std::uintptr_t>(p) & 15)) & 15) / sizeof(float);
   }
 
   // Output pixel index -> (n, oh, ow), in the output's storage order.
