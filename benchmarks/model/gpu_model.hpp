@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <array>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace kcnn::model {
@@ -63,12 +64,11 @@ class register_table {
   static register_table load(const std::string& path);
   void add(const std::string& kernel, int registers);  // kernel as kernel_key writes it
   int registers(const std::string& kernel) const;       // 0: not in the table
-  std::size_t size() const { return names_.size(); }
+  std::size_t size() const { return regs_.size(); }
   const std::string& file() const { return file_; }
 
  private:
-  std::vector<std::string> names_;
-  std::vector<int> regs_;
+  std::unordered_map<std::string, int> regs_;
   std::string file_;
 };
 // The functor type's name as the table keys it, from a mangled (typeid) or demangled name: the

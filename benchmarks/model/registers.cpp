@@ -88,19 +88,11 @@ register_table register_table::load(const std::string& path) {
   return t;
 }
 
-void register_table::add(const std::string& kernel, int registers) {
-  const auto it = std::find(names_.begin(), names_.end(), kernel);
-  if (it != names_.end()) {
-    regs_[std::size_t(it - names_.begin())] = registers;
-    return;
-  }
-  names_.push_back(kernel);
-  regs_.push_back(registers);
-}
+void register_table::add(const std::string& kernel, int registers) { regs_[kernel] = registers; }
 
 int register_table::registers(const std::string& kernel) const {
-  const auto it = std::find(names_.begin(), names_.end(), kernel);
-  return it == names_.end() ? 0 : regs_[std::size_t(it - names_.begin())];
+  const auto it = regs_.find(kernel);
+  return it == regs_.end() ? 0 : it->second;
 }
 
 std::string default_registers_file() { return KCNN_MODEL_REGISTERS_FILE; }
