@@ -34,8 +34,18 @@ namespace kcnn {
 // completely so that they stay in registers: GCC peels at most 16 iterations by itself, and a
 // tile of 24 accumulators left in an array lived on the stack (a load and a store per multiply-
 // add). GCC and Clang on a host; nvcc unrolls fixed trip counts by itself (and warns on GCC
-// pragmas).
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__INTEL_LLVM_COMPILER)
+// pragmas). Not under AddressSanitizer: a sanitized build checks the accesses, not their speed,
+// and a tile unrolled in full multiplies its instrumented code (and its compile time) many times.
+#if defined(__SANITIZE_ADDRESS__)
+#define KCNN_SANITIZED_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KCNN_SANITIZED_BUILD 1
+#endif
+#endif
+#if defined(KCNN_SANITIZED_BUILD)
+#define KCNN_UNROLL_TILE
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__INTEL_LLVM_COMPILER)
 #define KCNN_UNROLL_TILE _Pragma("GCC unroll 64")
 #elif defined(__clang__) && !defined(__CUDACC__)
 #define KCNN_UNROLL_TILE _Pragma("clang loop unroll(full)")
