@@ -264,9 +264,9 @@ void expect_ceilings_in_context(const std::string& j) {
 TEST(Cli, QuickRunWritesValidatedRowsAndContext) {
   const fs::path out = fresh_dir("kcnn_cli_run");
 #if defined(KCNN_TEST_SANITIZED)
-  // One layout and no ceilings under the sanitizers (this test took 190 s there with three
-  // layouts and 160 s with one and the ceilings): the smoke suite in every layout runs there as
-  // its own test (smoke_suite_sanitized), the ceilings in CeilingsAloneWritePlausibleRows.
+  // One layout and no ceilings under the sanitizers (three layouts, or the ceilings, made this
+  // one of the slowest tests there): the smoke suite in every layout runs there as its own test
+  // (smoke_suite_sanitized), the ceilings in CeilingsAloneWritePlausibleRows.
   const std::string layouts = "nhwc";
   constexpr bool ceilings = false;
 #else

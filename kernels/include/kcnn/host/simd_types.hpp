@@ -37,13 +37,13 @@ namespace kcnn {
 // pragmas). Not under AddressSanitizer: a sanitized build checks the accesses, not their speed,
 // and a tile unrolled in full multiplies its instrumented code (and its compile time) many times.
 #if defined(__SANITIZE_ADDRESS__)
-#define KCNN_SANITIZED_BUILD 1
+#define KCNN_DETAIL_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define KCNN_SANITIZED_BUILD 1
+#define KCNN_DETAIL_ASAN 1
 #endif
 #endif
-#if defined(KCNN_SANITIZED_BUILD)
+#if defined(KCNN_DETAIL_ASAN)
 #define KCNN_UNROLL_TILE
 #elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__INTEL_LLVM_COMPILER)
 #define KCNN_UNROLL_TILE _Pragma("GCC unroll 64")
@@ -52,6 +52,7 @@ namespace kcnn {
 #else
 #define KCNN_UNROLL_TILE
 #endif
+#undef KCNN_DETAIL_ASAN
 
 // A hint that the host is about to read (ForWrite: write) [p, p + bytes): one prefetch per
 // 64-byte line, the last line included. For access patterns that interleave many streams page by
