@@ -357,3 +357,66 @@ TEST(PortableLanes, PoolVectorTakesEveryWindowGeometry) {
         check_pool_geometry<layout::chwn>(p, what);
       }
 }
+
+namespace {
+template <class L>
+void check_pool_column(const pool_params& p, const int rows_per_lane, const std::string& what) {
+  std::vector<float> si, so1, so2;
+  const auto in = placed<L>(si, p.input_dims(), 0, va);
+  const auto o1 = placed<L>(so1, p.output_dims(), 0, [](int, int, int, int) { return 0.0; });
+  const auto o2 = placed<L>(so2, p.output_dims(), 0, [](int, int, int, int) { return 0.0; });
+  kcnn::pool(host_exec(), in, o1, p, variant::pool_naive{});
+  variant::portable<variant::pool_vector> v;
+  v.rows_per_lane = rows_per_lane;
+  kcnn::pool(host_exec(), in, o2, p, v);
+  const std::string at = std::string("pool_vector ") + L::name + " " + what + ", rows per lane " + std::to_string(rows_per_lane);
+  expect_close(values(o2), values(o1), p.kind == pool_kind::max ? 0.0 : 1e-6, at);
+  EXPECT_EQ(so2.back(), -77.0f) << "pool_vector wrote past the output " << at;
+}
+}  // namespace
+
+// pool_vector's portable 3 x 3 / 2 form in nhwc and chwn walks a column of output rows per lane,
+// the rows two windows share kept in registers and the padding read from clamped addresses:
+// against the naive kernel for every group size (automatic, 1, a size that divides no height,
+// 8, more rows than the output has), groups that end at the last row or past it, pads at the
+// top and bottom (symmetric, SAME's end-only, ceil mode's clipped last window), column strides
+// other than the row stride, channel and image counts that end in a partial lane batch.
+TEST(PortableLanes, PoolVectorWalksColumnsOf3x3Stride2Windows) {
+  struct geometry {
+    int sw, pt, pl, pb, pr;
+    bool ceil;
+  };
+  const geometry gs[] = {{2, 0, 0, 0, 0, false}, {2, 1, 1, 1, 1, false}, {2, 0, 0, 1, 1, false},
+                         {2, 0, 0, 0, 0, true},  {1, 1, 0, 1, 2, false}, {3, 2, 2, 0, 0, true}};
+  for (const geometry& g : gs)
+    for (const int h : {3, 4, 9, 16, 23, 38})
+      for (const int rows : {0, 1, 3, 8, 64})
+        for (const pool_kind k : {pool_kind::max, pool_kind::avg}) {
+          const int nc = 5 + h % 4;  // 5..8 images and channels: full and partial lane batches
+          pool_params p = pool_params::make(k, dims4{nc, nc + 1, h, 11}, 3, 3, 2, 0, g.ceil).with_geometry(2, g.sw, g.pt, g.pl, g.pb, g.pr);
+          if (!p.check().empty()) continue;
+          const std::string what = "3x3/2," + std::to_string(g.sw) + " pads " + std::to_string(g.pt) + std::to_string(g.pl) +
+                                   std::to_string(g.pb) + std::to_string(g.pr) + (g.ceil ? " ceil" : "") + " h " + std::to_string(h) +
+                                   (k == pool_kind::max ? " max" : " avg");
+          check_pool_column<layout::nhwc>(p, rows, what);
+          check_pool_column<layout::chwn>(p, rows, what);
+        }
+}
+
+// rows_per_lane outside 0..64 is refused, naming the field.
+TEST(PortableLanes, PoolVectorRefusesABadRowsPerLane) {
+  const pool_params p = pool_params::max_pool(dims4{1, 4, 9, 9}, 3, 3, 2);
+  std::vector<float> si, so;
+  const auto in = placed<layout::nhwc>(si, p.input_dims(), 0, va);
+  const auto out = placed<layout::nhwc>(so, p.output_dims(), 0, [](int, int, int, int) { return 0.0; });
+  for (const int bad : {-1, 65}) {
+    variant::portable<variant::pool_vector> v;
+    v.rows_per_lane = bad;
+    try {
+      kcnn::pool(host_exec(), in, out, p, v);
+      ADD_FAILURE() << "rows_per_lane " << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("rows_per_lane"), std::string::npos) << e.what();
+    }
+  }
+}

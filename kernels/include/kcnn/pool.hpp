@@ -413,6 +413,95 @@ struct pool_vector_body {
   }
 };
 
+// nhwc and chwn with a compile-time KR x KS window and row stride ST (windows sharing KR - ST
+// rows: 3 x 3 / 2): a lane walks `group` consecutive output rows down one column of windows at
+// one (n, ow) or (c, ow), the shared rows kept in registers. Per output, ST new window rows of KS
+// loads per batch element, all issued before its first combine; the input is read from L2
+// (group * ST + KR - ST) / (group * ST) times (the rows two groups share), against 1.5 times for
+// one output per lane. Positions in the padding load a clamped address and take the identity,
+// so a window's loads are one block of straight-line code. The lanes take consecutive channels
+// (images) as in pool_vector_body.
+template <class Exec, pool_kind Kind, int KR, int KS, int ST, class In, class Out>
+struct pool_vector_column_body {
+  static_assert(KR >= ST && ST >= 1 && KS >= 1, "pool_vector_column_body: windows that meet or overlap along h");
+  In in;
+  Out out;
+  pool_params p;
+  int group = 1;  // output rows per lane (x.h counts groups)
+  static constexpr float init = Kind == pool_kind::max ? -3.402823466e38f : 0.0f;
+  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
+    constexpr axis run = run_axis<typename Out::layout_tag>;
+    static_assert(run != axis::w, "pool_vector_column_body: lanes along c or n");
+    const int P = p.p(), oh0 = x.h * group, last = oh0 + group < P ? oh0 + group : P;
+    const int pad_top = p.pad_top(), h_max = p.h - 1, w_max = p.w - 1;
+    const pool_span sw(x.w, p.w, KS, p.col_stride(), p.pad_left(), p.pad_right());
+    const int iw0 = x.w * p.col_stride() - p.pad_left();
+    for_lanes<1, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
+      constexpr int B = decltype(width)::value;
+      float win[KR][KS][B];  // the current window's rows
+      const auto load_row = [&](float (&dst)[KS][B], const int ih) {
+        const bool row_inside = ih >= 0 && ih <= h_max;
+        const int hc = ih < 0 ? 0 : ih > h_max ? h_max : ih;
+        unrolled<KS>([&](auto kw) {
+          constexpr int K = decltype(kw)::value;
+          const int iw = iw0 + K;
+          const bool inside = row_inside && iw >= 0 && iw <= w_max;
+          const auto src = lane_ptr<run>(in, coords4{x.n, x.c, hc, iw < 0 ? 0 : iw > w_max ? w_max : iw}.with<run>(i));
+          for_each_lane(width, [&](const int l) {
+            const float v = float(src[lane_offset(width, l)]);
+            dst[K][l] = inside ? v : init;
+          });
+        });
+      };
+      unrolled<KR - ST>([&](auto k) { load_row(win[decltype(k)::value], oh0 * ST - pad_top + int(decltype(k)::value)); });
+      for (int oh = oh0; oh < last; ++oh) {
+        const int ih0 = oh * ST - pad_top;
+        unrolled<ST>([&](auto k) {
+          constexpr int K = KR - ST + decltype(k)::value;
+          load_row(win[K], ih0 + K);
+        });
+        float acc[B];
+        for_each_lane(width, [&](const int l) { acc[l] = init; });
+        unrolled<KR>([&](auto kh) {  // row-major, as pool_window
+          unrolled<KS>([&](auto kw) {
+            for_each_lane(width, [&](const int l) {
+              const float v = win[decltype(kh)::value][decltype(kw)::value][l];
+              if constexpr (Kind == pool_kind::max) acc[l] = v > acc[l] ? v : acc[l];
+              else acc[l] += v;
+            });
+          });
+        });
+        const float inv_area =
+            1.0f / float(pool_span(oh, p.h, KR, ST, pad_top, p.pad_bottom()).padded * sw.padded);
+        const auto dst = lane_ptr<run>(out, coords4{x.n, x.c, oh, x.w}.with<run>(i));
+        for_each_lane(width, [&](const int l) {
+          dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
+        });
+        unrolled<KR - ST>([&](auto k) {  // the rows the next window shares
+          constexpr int K = decltype(k)::value;
+          unrolled<KS>([&](auto kw) {
+            for_each_lane(width, [&](const int l) { win[K][decltype(kw)::value][l] = win[K + ST][decltype(kw)::value][l]; });
+          });
+        });
+      }
+    });
+  }
+};
+
+// Output rows a lane of pool_vector_column_body walks: the most, up to 8 (the input then read
+// from L2 at most 1.07 times for a 3 x 3 / 2 window), that still gives the launch two threads per
+// thread the device holds at once (device_concurrency), so that small layers keep their
+// parallelism.
+template <class Exec>
+int pool_vector_column_rows(const Exec& exec, const pool_params& p) {
+  // Lane tasks (a batch of channels or images each) per output row, in nhwc and chwn alike.
+  const double tasks_per_row = double(p.n) * double(p.c) * double(p.q()) / double(lane_batch_size);
+  const double wanted = 2.0 * double(device_concurrency(exec));
+  int g = 8;
+  while (g > 1 && tasks_per_row * double((p.p() + g - 1) / g) < wanted) g /= 2;
+  return g;
+}
+
 }  // namespace detail
 
 namespace variant {
@@ -451,6 +540,9 @@ struct pool_vector {
   using op = ops::pool;
   static constexpr bool host_tunable = true;
   host_store_options host_stores{};
+  // nhwc and chwn 3 x 3 / 2 windows on the portable path: output rows a lane walks
+  // (pool_vector_column_body), 1..64; 0 (the default): pool_vector_column_rows chooses.
+  int rows_per_lane = 0;
   template <class Exec, class In, class Out>
   void run(const Exec& exec, const In& in, const Out& out, const pool_params& p) const {
     run_tuned<tunings::automatic>(exec, in, out, p);
@@ -463,8 +555,23 @@ struct pool_vector {
     if constexpr (takes_host_tuning<T, Exec>) {
       host_tuning::tuned<pool_vector, Exec>::run(exec, in, out, p, host_stores);
     } else {
+      if (rows_per_lane < 0 || rows_per_lane > 64)
+        detail::fail("pool", "pool_vector: rows_per_lane must be 0 (automatic) or 1..64, got " + std::to_string(rows_per_lane));
       dims4 d = p.output_dims();
       const int run = extent<run_axis<L>>(d);
+      if constexpr (run_axis<L> != axis::w) {
+        if (p.r == 3 && p.s == 3 && p.row_stride() == 2) {
+          const int g = rows_per_lane > 0 ? rows_per_lane : detail::pool_vector_column_rows(exec, p);
+          d.h = (d.h + g - 1) / g;
+          if (p.kind == pool_kind::max)
+            for_each_row<L, -1, T>("kcnn::pool_vector", exec, d, run,
+                                   detail::pool_vector_column_body<Exec, pool_kind::max, 3, 3, 2, In, Out>{in, out, p, g});
+          else
+            for_each_row<L, -1, T>("kcnn::pool_vector", exec, d, run,
+                                   detail::pool_vector_column_body<Exec, pool_kind::avg, 3, 3, 2, In, Out>{in, out, p, g});
+          return;
+        }
+      }
       const int group = detail::pool_vector_rows_per_group(p);
       if constexpr (run_axis<L> != axis::w) d.h = (d.h + group - 1) / group;  // the rows: groups of output rows
       if (p.kind == pool_kind::max)
