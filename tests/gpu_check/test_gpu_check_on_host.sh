@@ -44,11 +44,19 @@ exit $rc
 NCU
 chmod +x "$work/bin/ncu"
 
+# A baseline's minutes must leave the session some.
+(cd "$root" && OUT="$work/out" scripts/gpu-check --minutes 1.5 --bench "$bench" --baseline "$bench" \
+  --baseline-minutes 1.5) >"$work/refused" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "--baseline-minutes equal to --minutes: exit $rc, expected 2"
+grep -q 'baseline-minutes 1.5: must be a positive number under --minutes' "$work/refused" || fail "no reason given: $(cat "$work/refused")"
+
 # Only concat in nchw: the smoke and ncu steps are short on a host, the other suites have no concat
-# and fail at once (exit 2), so the check exits 1 and says so.
+# and fail at once (exit 2), so the check exits 1 and says so. The same binary stands in for an
+# older one: its perf_memory forms (the DRAM-sized concat) go to baseline/.
 start=$(date +%s)
 (cd "$root" && PATH="$work/bin:$PATH" OUT="$work/out" scripts/gpu-check --minutes 1.5 --bench "$bench" \
-  -- --quick --no-ceilings --op concat --layout nchw) >"$work/stdout" 2>&1
+  --baseline "$bench" --baseline-minutes 0.4 -- --quick --no-ceilings --op concat --layout nchw) >"$work/stdout" 2>&1
 rc=$?
 seconds=$(($(date +%s) - start))
 cat "$work/stdout"
@@ -63,6 +71,7 @@ grep -q -- '-ncu-metrics\.csv$' "$work/listing" || fail "no ncu log in the archi
 grep -q -- '-ncu-metrics-counters\.csv$' "$work/listing" || fail "no counters CSV in the archive"
 grep -q -- 'report/index\.html$' "$work/listing" || fail "no report in the archive"
 grep -q -- 'gpu-check\.log$' "$work/listing" || fail "no log in the archive"
+grep -q -- '^\./baseline/.*-perf_memory\.csv$' "$work/listing" || fail "no baseline perf_memory results in the archive"
 mkdir -p "$work/x" && tar -xzf "$archive" -C "$work/x"
 counters=$(find "$work/x" -name '*-ncu-metrics-counters.csv' | head -1)
 grep -q '^concat/nchw/global/coalesced/vector/ncu\.concat/n32,' "$counters" || fail "the counters CSV lacks the profiled case"

@@ -161,7 +161,6 @@ struct batchnorm_vector_element {
     return relu ? (y > 0.0f ? y : 0.0f) : y;
   }
   KOKKOS_FORCEINLINE_FUNCTION void store(const coords4& x, int l, float v) const { lane_ptr<run>(out, x)[l] = v; }
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const { store(x, l, load(x, l)); }
 };
 }  // namespace detail
 

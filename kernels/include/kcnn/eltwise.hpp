@@ -84,7 +84,6 @@ struct add_element {
     return float(lane_ptr<run>(a, x)[l]) + float(lane_ptr<run>(b, x)[l]);
   }
   KOKKOS_FORCEINLINE_FUNCTION void store(const coords4& x, int l, float v) const { lane_ptr<run>(out, x)[l] = v; }
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const { store(x, l, load(x, l)); }
 };
 template <class In, class Out>
 struct concat_element {
@@ -98,7 +97,6 @@ struct concat_element {
   KOKKOS_FORCEINLINE_FUNCTION void store(const coords4& x, int l, float v) const {
     lane_ptr<run>(out, x.with<axis::c>(offset + x.c))[l] = v;
   }
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const { store(x, l, load(x, l)); }
 };
 // concat_vector's portable form: one launch for up to concat_inputs_per_launch inputs, over
 // the rows of their channel slab of the output (dims: the output's with the slab's channels).

@@ -594,8 +594,7 @@ struct elementwise_rows_body {
 // Calls f for every element of a tensor of dims d, in Layout's storage order: rows of the three
 // slower physical axes, lanes along the fastest (coalesced on a GPU). f is an element body split
 // in two: v = f.load(x, l) reads what element x + l along the run axis needs and computes its
-// value (it reads only), f.store(x, l, v) writes it; f(x, l), the two in one, serves the host
-// tuning's walk. Each reads and writes through lane_ptr. f must be safe to call in any order;
+// value (it reads only), f.store(x, l, v) writes it. Each reads and writes through lane_ptr. f must be safe to call in any order;
 // an output may be an input (in place): an element's store follows its own loads.
 // T as for_each_row's (the host tuning's walk takes lane blocks).
 template <class Layout, class T = tunings::automatic, class Exec, class F>

@@ -126,9 +126,9 @@ struct lrn_sliding_functor {
 
 // The vector form (kcnn/lanes.hpp); the power from kcnn/vmath.hpp. nhwc (channels are the
 // run): a row is a pixel, the lanes take consecutive channels and each sums its window from
-// neighbouring addresses (the window lies along the lanes); on a GPU every channel in the lanes'
-// batches, each window clipped to the channels, on a host the `size / 2` channels at each end one
-// by one. nchw and chwn: lrn_planes_body below.
+// neighbouring addresses (the window lies along the lanes), every channel in the lanes' batches,
+// each window clipped to the channels (the host tuning's body, kcnn/host/lrn.hpp, takes the
+// `size / 2` channels at each end one by one). nchw and chwn: lrn_planes_body below.
 // LRN's power (k + alpha / size * sum)^-beta: the three-quarter power for beta = 0.75 (the
 // networks that use LRN), pow otherwise.
 template <bool ThreeQuarters>
@@ -137,7 +137,7 @@ KOKKOS_FORCEINLINE_FUNCTION float lrn_power(const float base, const float neg_be
   else return vmath::pow(base, neg_beta);
 }
 
-template <class Exec, int W, bool ThreeQuarters, class In, class Out>
+template <class Exec, bool ThreeQuarters, class In, class Out>
 struct lrn_rows_body {
   In in;
   Out out;
@@ -145,64 +145,35 @@ struct lrn_rows_body {
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
     const int half = p.size / 2, C = p.c;
     const float scale = p.alpha / float(p.size), k = p.k, neg_beta = -p.beta;
-    const auto sq = [&](int c) {
-      const float v = in(x.n, c, x.h, x.w);
-      return v * v;
-    };
-    [[maybe_unused]] const auto edge = [&](const int c) {
-      const int lo = c - half > 0 ? c - half : 0, hi = c + half < C - 1 ? c + half : C - 1;
-      float sum = 0.0f;
-      for (int cc = lo; cc <= hi; ++cc) sum += sq(cc);
-      out(x.n, c, x.h, x.w) = in(x.n, c, x.h, x.w) * lrn_power<ThreeQuarters>(k + scale * sum, neg_beta);
-    };
-    // The portable path takes every channel in its batches, each element's window clipped to
-    // [0, C) (a batch's loads all issue together, the edges' too); the host tuning's blocks take
-    // the channels whose window lies inside, the size / 2 at each end one by one.
-    constexpr bool clipped = W == 1;
-    const int c_lo = clipped ? 0 : half < C ? half : C;
-    const int c_hi = clipped ? C : C - half > c_lo ? C - half : c_lo;
-    if constexpr (!clipped) {
-      vector_lanes(m, 0, c_lo, edge);
-      vector_lanes(m, c_hi, C, edge);
-    }
-    for_lanes<W, true>(m, c_lo, c_hi, [&](const int c0, auto width) {
+    // Every channel in the lanes' batches, each element's window clipped to [0, C): a batch's
+    // loads all issue together, the edges' too.
+    for_lanes<1, true>(m, 0, C, [&](const int c0, auto width) {
       constexpr int B = decltype(width)::value;
       float sum[B];
       const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0));
       const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(c0));
-      if constexpr (clipped) {
-        for_each_lane(width, [&](const int l) { sum[l] = 0.0f; });
-        const auto add_squares = [&](const int j) {
-          for_each_lane(width, [&](const int l) {
-            const int e = lane_offset(width, l) + j;
-            if (c0 + e >= 0 && c0 + e < C) {
-              const float v = src[e];
-              sum[l] += v * v;
-            }
-          });
-        };
-        // Windows of up to 5 channels (the networks' LRN) written out: their loads issue together.
-        if (half <= 2)
-          unrolled<5>([&](auto t) {
-            const int j = int(decltype(t)::value) - 2;
-            if (j >= -half && j <= half) add_squares(j);
-          });
-        else
-          for (int j = -half; j <= half; ++j) add_squares(j);
+      for_each_lane(width, [&](const int l) { sum[l] = 0.0f; });
+      const auto add_squares = [&](const int j) {
         for_each_lane(width, [&](const int l) {
-          const int e = lane_offset(width, l);
-          dst[e] = float(src[e]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
+          const int e = lane_offset(width, l) + j;
+          if (c0 + e >= 0 && c0 + e < C) {
+            const float v = src[e];
+            sum[l] += v * v;
+          }
         });
-      } else {
-        // Plain loops over the host tuning's blocks (GCC 12 vectorises these, not the lambdas'
-        // form: an array captured by reference is reloaded per lane).
-        for (int l = 0; l < B; ++l) sum[l] = 0.0f;
-        for (int j = -half; j <= half; ++j) {
-          const auto sj = lane_ptr<axis::c>(in, x.with<axis::c>(c0 + j));
-          for (int l = 0; l < B; ++l) sum[l] += float(sj[l]) * float(sj[l]);
-        }
-        for (int l = 0; l < B; ++l) dst[l] = float(src[l]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
-      }
+      };
+      // Windows of up to 5 channels (the networks' LRN) written out: their loads issue together.
+      if (half <= 2)
+        unrolled<5>([&](auto t) {
+          const int j = int(decltype(t)::value) - 2;
+          if (j >= -half && j <= half) add_squares(j);
+        });
+      else
+        for (int j = -half; j <= half; ++j) add_squares(j);
+      for_each_lane(width, [&](const int l) {
+        const int e = lane_offset(width, l);
+        dst[e] = float(src[e]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
+      });
     });
   }
 };
@@ -335,7 +306,7 @@ struct lrn_vector {
     using L = typename Out::layout_tag;
     if constexpr (run_axis<L> == axis::c) {
       for_each_row<L, -1, tunings::portable>("kcnn::lrn_vector", exec, p.dims(), p.c,
-                                             detail::lrn_rows_body<Exec, 1, ThreeQuarters, In, Out>{in, out, p});
+                                             detail::lrn_rows_body<Exec, ThreeQuarters, In, Out>{in, out, p});
     } else {
       using body = detail::lrn_planes_body<Exec, lane_batch_size, no_hints, ThreeQuarters, typename In::value_type,
                                            typename Out::value_type>;

@@ -152,27 +152,28 @@ struct pool_span {
   }
 };
 
-// f(ih, iw) for ih in [h0, h1), iw in [w0, w1): with WrittenOut (the portable path), written out
-// (kcnn::unrolled, each position's loads their own instructions, all of a window's issued
-// together) when the window is at most R x S, the common 2 x 2 and 3 x 3 and their clipped
-// edges; loops otherwise (and always for the host tuning's blocks, which its vectoriser takes
-// best as loops).
-template <int R, int S, bool WrittenOut, class F>
-KOKKOS_FORCEINLINE_FUNCTION void for_window(const int h0, const int h1, const int w0, const int w1, const F& f) {
-  if (WrittenOut && h1 - h0 <= R && w1 - w0 <= S) {
-    unrolled<R>([&](auto kh) {
-      const int ih = h0 + int(decltype(kh)::value);
-      if (ih < h1)
-        unrolled<S>([&](auto kw) {
-          const int iw = w0 + int(decltype(kw)::value);
-          if (iw < w1) f(ih, iw);
-        });
-    });
-  } else {
-    for (int ih = h0; ih < h1; ++ih)
-      for (int iw = w0; iw < w1; ++iw) f(ih, iw);
+// f(ih, iw) for ih in [h0, h1), iw in [w0, w1), written out (kcnn::unrolled: each position's
+// loads their own instructions, all of a window's issued together) when the window is at most
+// R x S, the common 2 x 2 and 3 x 3 and their clipped edges; loops otherwise. The portable
+// bodies' window walk; the host tuning passes its own (plain loops, its vectoriser's shape).
+struct window_written_out {
+  template <int R, int S, class F>
+  KOKKOS_FORCEINLINE_FUNCTION static void walk(const int h0, const int h1, const int w0, const int w1, const F& f) {
+    if (h1 - h0 <= R && w1 - w0 <= S) {
+      unrolled<R>([&](auto kh) {
+        const int ih = h0 + int(decltype(kh)::value);
+        if (ih < h1)
+          unrolled<S>([&](auto kw) {
+            const int iw = w0 + int(decltype(kw)::value);
+            if (iw < w1) f(ih, iw);
+          });
+      });
+    } else {
+      for (int ih = h0; ih < h1; ++ih)
+        for (int iw = w0; iw < w1; ++iw) f(ih, iw);
+    }
   }
-}
+};
 
 // The value of one output from its window; shared by the naive and tiled kernels and the vector
 // kernel's edges. `at(ih, iw)` reads the input of this (n, c) plane.
@@ -315,7 +316,9 @@ struct pool_tiled_functor {
 inline constexpr int pool_vector_out_rows = 2;
 // The output rows a group of the nhwc and chwn form holds.
 inline int pool_vector_rows_per_group(const pool_params& p) { return p.row_stride() > p.r ? 1 : pool_vector_out_rows; }
-template <class Exec, int W, pool_kind Kind, class In, class Out>
+// W: lane width (kcnn::for_lanes); Window: the window walk (window_written_out, or the host
+// tuning's).
+template <class Exec, int W, pool_kind Kind, class In, class Out, class Window = window_written_out>
 struct pool_vector_body {
   In in;
   Out out;
@@ -352,7 +355,7 @@ struct pool_vector_body {
         constexpr int B = decltype(width)::value;
         float acc[B];
         for_each_lane(width, [&](const int l) { acc[l] = init; });
-        for_window<3, 3, W == 1>(h0, h1, 0, s, [&](const int ih, const int kw) {
+        Window::template walk<3, 3>(h0, h1, 0, s, [&](const int ih, const int kw) {
           const auto src = lane_ptr<axis::w>(in, coords4{x.n, x.c, ih, q0 * stride - pad + kw});
           for_each_lane(width, [&](const int l) { acc[l] = combine(acc[l], float(src[lane_offset(width, l) * stride])); });
         });
@@ -390,7 +393,7 @@ struct pool_vector_body {
         const coords4 y = x.with<run>(i);
         float acc[R][B];
         unrolled<R>([&](auto a) { for_each_lane(width, [&](const int l) { acc[decltype(a)::value][l] = init; }); });
-        for_window<(R - 1) * 2 + 3, 3, W == 1>(h0, h_end, w0, w1, [&](const int ih, const int iw) {
+        Window::template walk<(R - 1) * 2 + 3, 3>(h0, h_end, w0, w1, [&](const int ih, const int iw) {
           const auto src = lane_ptr<run>(in, coords4{y.n, y.c, ih, iw});
           float v[B];
           for_each_lane(width, [&](const int l) { v[l] = float(src[lane_offset(width, l)]); });

@@ -135,85 +135,30 @@ struct softmax_fused_functor {
 };
 
 
-// The vector form (kcnn/lanes.hpp), exp from kcnn/vmath.hpp. Three sweeps of a row: the max,
-// then out = exp(in - max) with its sum, then out *= 1 / sum (on a GPU: the sum alone, then
-// out = exp(in - max) / sum, the input read again); the second and third re-read what the first
-// two touched, from cache, so memory sees one read and one write.
-//  * channels contiguous (nhwc; or every axis after c of extent 1, e.g. classes in nchw): a
-//    row is a pixel, the lanes take consecutive channels and reduce across the lanes;
-//  * otherwise (nchw, chwn): a row is a line of pixels along the run axis, one pixel per lane,
-//    each lane reducing over the channels in its own registers.
-template <class Exec, int W, class In, class Out, bool AcrossLanes>
+// The vector form (kcnn/lanes.hpp), exp from kcnn/vmath.hpp, where the channels are contiguous
+// (nhwc; or every axis after c of extent 1, e.g. classes in nchw): a row is a pixel, the lanes
+// take consecutive channels and reduce across the lanes. Three sweeps: the max; the sum of
+// exp(in - max) without a store (its batches' loads all in flight, the row from L1); then each
+// output computed again from the input and stored once: the row crosses L2 once each way, for a
+// second exp per element. Where the channels are not contiguous: softmax_split_channels_functor
+// below. The host tuning's bodies: kcnn/host/softmax.hpp.
+template <class Exec, class In, class Out>
 struct softmax_vector_body {
   In in;
   Out out;
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
-    constexpr axis run = run_axis<typename Out::layout_tag>;
     const int C = out.dims().c;
-    if constexpr (AcrossLanes) {
-      // The channels are contiguous here (stride 1), whatever the layout's run axis.
-      const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(0));
-      const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(0));
-      const float mx = lanes_reduce<W, max_op>(m, C, [&](const int c) { return float(src[c]); });
-      if constexpr (W == 1) {
-        // The portable path: the sum without a store (its batches' loads all in flight, the row
-        // from L1), then each output computed again from the input and stored once: the row
-        // crosses L2 once each way, for a second exp per element.
-        const float sum = lanes_reduce<W, sum_op>(m, C, [&](const int c) { return vmath::exp(float(src[c]) - mx); });
-        const float inv = 1.0f / sum;
-        for_lanes<W>(m, 0, C, [&](const int c0, auto width) {
-          float v[decltype(width)::value];
-          for_each_lane(width, [&](const int l) { v[l] = src[c0 + lane_offset(width, l)]; });
-          for_each_lane(width, [&](const int l) { dst[c0 + lane_offset(width, l)] = vmath::exp(v[l] - mx) * inv; });
-        });
-      } else {
-        const float sum = lanes_reduce<W, sum_op>(m, C, [&](const int c) {
-          const float e = vmath::exp(float(src[c]) - mx);
-          dst[c] = e;
-          return e;
-        });
-        const float inv = 1.0f / sum;
-        for_lanes<W>(m, 0, C, [&](const int c0, auto width) {
-          float v[decltype(width)::value];
-          for_each_lane(width, [&](const int l) { v[l] = dst[c0 + lane_offset(width, l)]; });
-          for_each_lane(width, [&](const int l) { dst[c0 + lane_offset(width, l)] = v[l] * inv; });
-        });
-      }
-    } else {
-      for_lanes<W, true>(m, 0, extent<run>(out.dims()), [&](const int i, auto width) {
-        constexpr int B = decltype(width)::value;
-        float mx[B], sum[B];
-        for_each_lane(width, [&](const int l) {
-          mx[l] = max_op::identity;
-          sum[l] = 0.0f;
-        });
-        const coords4 y = x.with<run>(i);
-        for (int c = 0; c < C; ++c) {
-          const auto src = lane_ptr<run>(in, y.with<axis::c>(c));
-          for_each_lane(width, [&](const int l) {
-            const float v = src[lane_offset(width, l)];
-            mx[l] = v > mx[l] ? v : mx[l];
-          });
-        }
-        for (int c = 0; c < C; ++c) {
-          const auto src = lane_ptr<run>(in, y.with<axis::c>(c));
-          const auto dst = lane_ptr<run>(out, y.with<axis::c>(c));
-          float e[B];
-          for_each_lane(width, [&](const int l) { e[l] = vmath::exp(float(src[lane_offset(width, l)]) - mx[l]); });
-          for_each_lane(width, [&](const int l) {
-            dst[lane_offset(width, l)] = e[l];
-            sum[l] += e[l];
-          });
-        }
-        for_each_lane(width, [&](const int l) { sum[l] = 1.0f / sum[l]; });
-        for (int c = 0; c < C; ++c) {
-          const auto dst = lane_ptr<run>(out, y.with<axis::c>(c));
-          float v[B];
-          for_each_lane(width, [&](const int l) { v[l] = dst[lane_offset(width, l)]; });
-          for_each_lane(width, [&](const int l) { dst[lane_offset(width, l)] = v[l] * sum[l]; });
-        }
-      });
-    }
+    // The channels are contiguous here (stride 1), whatever the layout's run axis.
+    const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(0));
+    const auto dst = lane_ptr<axis::c>(out, x.with<axis::c>(0));
+    const float mx = lanes_reduce<1, max_op>(m, C, [&](const int c) { return float(src[c]); });
+    const float sum = lanes_reduce<1, sum_op>(m, C, [&](const int c) { return vmath::exp(float(src[c]) - mx); });
+    const float inv = 1.0f / sum;
+    for_lanes<1>(m, 0, C, [&](const int c0, auto width) {
+      float v[decltype(width)::value];
+      for_each_lane(width, [&](const int l) { v[l] = src[c0 + lane_offset(width, l)]; });
+      for_each_lane(width, [&](const int l) { dst[c0 + lane_offset(width, l)] = vmath::exp(v[l] - mx) * inv; });
+    });
   }
 };
 
@@ -380,7 +325,7 @@ struct softmax_vector {
       // A pixel per row, the lanes along c (c walked inside each row).
       constexpr int skip_c = run_axis<L> == axis::c ? -1 : int(axis::c);
       for_each_row<L, skip_c, tunings::portable>("kcnn::softmax_vector", exec, p.dims(), p.c,
-                                                 detail::softmax_vector_body<Exec, 1, In, Out, true>{in, out});
+                                                 detail::softmax_vector_body<Exec, In, Out>{in, out});
     } else {
       using detail::softmax_split_segments;
       // Segments of at least 32 channels, at most 16 of them (teams of up to 512 threads).

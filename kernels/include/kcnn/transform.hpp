@@ -75,7 +75,6 @@ struct copy_element {
   static constexpr axis run = run_axis<typename Out::layout_tag>;
   KOKKOS_FORCEINLINE_FUNCTION float load(const coords4& x, int l) const { return lane_ptr<run>(in, x)[l]; }
   KOKKOS_FORCEINLINE_FUNCTION void store(const coords4& x, int l, float v) const { lane_ptr<run>(out, x)[l] = v; }
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const coords4& x, int l) const { store(x, l, load(x, l)); }
 };
 
 // The vector transpose: a team per 32 x 32 tile spanned by the input's run axis (AI) and the

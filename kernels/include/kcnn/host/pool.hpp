@@ -25,10 +25,19 @@ namespace host_tuning {
 namespace detail {
 using kcnn::detail::pool_span;
 
+// The portable body's window walk as plain loops, the vectoriser's shape.
+struct window_loops {
+  template <int R, int S, class F>
+  static void walk(const int h0, const int h1, const int w0, const int w1, const F& f) {
+    for (int ih = h0; ih < h1; ++ih)
+      for (int iw = w0; iw < w1; ++iw) f(ih, iw);
+  }
+};
+
 // pool_vector_body with lane blocks; nhwc and chwn windows as described above.
 template <class Exec, pool_kind Kind, class In, class Out>
-struct pool_vector_body : kcnn::detail::pool_vector_body<Exec, lane_width, Kind, In, Out> {
-  using base = kcnn::detail::pool_vector_body<Exec, lane_width, Kind, In, Out>;
+struct pool_vector_body : kcnn::detail::pool_vector_body<Exec, lane_width, Kind, In, Out, window_loops> {
+  using base = kcnn::detail::pool_vector_body<Exec, lane_width, Kind, In, Out, window_loops>;
   using base::combine;
   using base::p;
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {

@@ -111,7 +111,7 @@ void for_each_row(const char* label, const Exec& exec, const dims4& d, int run_l
 }
 
 namespace detail {
-// A row's elements in blocks of W consecutive ones, f(x, l) each (load and store in one).
+// A row's elements in blocks of W consecutive ones, f.store(x, l, f.load(x, l)) each.
 template <class Exec, int W, class Layout, class F>
 struct elementwise_rows_body {
   F f;
@@ -120,7 +120,7 @@ struct elementwise_rows_body {
     constexpr axis run = run_axis<Layout>;
     for_lanes<W>(m, 0, extent<run>(d), [&](const int i, auto width) {
       const coords4 y = x.with<run>(i);
-      for (int l = 0; l < decltype(width)::value; ++l) f(y, l);
+      for (int l = 0; l < decltype(width)::value; ++l) f.store(y, l, f.load(y, l));
     });
   }
 };
