@@ -419,9 +419,9 @@ struct pool_vector_body {
 // nhwc and chwn with a compile-time KR x KS window and row stride ST (windows sharing KR - ST
 // rows: 3 x 3 / 2): a lane walks `group` consecutive output rows down one column of windows at
 // one (n, ow) or (c, ow), the shared rows kept in registers. Per output, ST new window rows of KS
-// loads per batch element, all issued before its first combine; the input is read from L2
-// (group * ST + KR - ST) / (group * ST) times (the rows two groups share), against 1.5 times for
-// one output per lane. Positions in the padding load a clamped address and take the identity,
+// loads per batch element, all issued before its first combine; the input's rows are read from
+// L2 (group * ST + KR - ST) / (group * ST) times (the rows two groups share), against KR / ST
+// times for one output per lane (the columns adjacent lanes' windows share are L1's to catch). Positions in the padding load a clamped address and take the identity,
 // so a window's loads are one block of straight-line code. The lanes take consecutive channels
 // (images) as in pool_vector_body.
 template <class Exec, pool_kind Kind, int KR, int KS, int ST, class In, class Out>
@@ -491,8 +491,8 @@ struct pool_vector_column_body {
   }
 };
 
-// Output rows a lane of pool_vector_column_body walks: the most, up to 8 (the input then read
-// from L2 at most 1.07 times for a 3 x 3 / 2 window), that still gives the launch two threads per
+// Output rows a lane of pool_vector_column_body walks: the most, up to 8 (the input's rows then
+// read from L2 17/16 times for a 3 x 3 / 2 window), that still gives the launch two threads per
 // thread the device holds at once (device_concurrency), so that small layers keep their
 // parallelism.
 template <class Exec>
