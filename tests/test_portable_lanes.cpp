@@ -363,8 +363,9 @@ template <class L>
 void check_pool_column(const pool_params& p, const int rows_per_lane, const std::string& what) {
   std::vector<float> si, so1, so2;
   const auto in = placed<L>(si, p.input_dims(), 0, va);
-  const auto o1 = placed<L>(so1, p.output_dims(), 0, [](int, int, int, int) { return 0.0; });
-  const auto o2 = placed<L>(so2, p.output_dims(), 0, [](int, int, int, int) { return 0.0; });
+  // Outputs prefilled with a value no window yields (va's are in [-2, 2]): one left unwritten fails.
+  const auto o1 = placed<L>(so1, p.output_dims(), 0, [](int, int, int, int) { return -99.0; });
+  const auto o2 = placed<L>(so2, p.output_dims(), 0, [](int, int, int, int) { return -99.0; });
   kcnn::pool(host_exec(), in, o1, p, variant::pool_naive{});
   variant::portable<variant::pool_vector> v;
   v.rows_per_lane = rows_per_lane;
@@ -403,20 +404,27 @@ TEST(PortableLanes, PoolVectorWalksColumnsOf3x3Stride2Windows) {
         }
 }
 
-// rows_per_lane outside 0..64 is refused, naming the field.
+// rows_per_lane outside 0..64 is refused, naming the field, on the portable path and the host
+// tuning's alike.
 TEST(PortableLanes, PoolVectorRefusesABadRowsPerLane) {
   const pool_params p = pool_params::max_pool(dims4{1, 4, 9, 9}, 3, 3, 2);
   std::vector<float> si, so;
   const auto in = placed<layout::nhwc>(si, p.input_dims(), 0, va);
   const auto out = placed<layout::nhwc>(so, p.output_dims(), 0, [](int, int, int, int) { return 0.0; });
-  for (const int bad : {-1, 65}) {
-    variant::portable<variant::pool_vector> v;
-    v.rows_per_lane = bad;
+  const auto refused = [&](const auto& v, const char* path) {
     try {
       kcnn::pool(host_exec(), in, out, p, v);
-      ADD_FAILURE() << "rows_per_lane " << bad << " accepted";
+      ADD_FAILURE() << "rows_per_lane " << v.rows_per_lane << " accepted (" << path << ")";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("rows_per_lane"), std::string::npos) << e.what();
     }
+  };
+  for (const int bad : {-1, 65}) {
+    variant::portable<variant::pool_vector> portable;
+    portable.rows_per_lane = bad;
+    refused(portable, "portable");
+    variant::pool_vector tuned;
+    tuned.rows_per_lane = bad;
+    refused(tuned, "default tuning");
   }
 }

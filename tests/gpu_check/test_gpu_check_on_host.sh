@@ -49,7 +49,12 @@ chmod +x "$work/bin/ncu"
   --baseline-minutes 1.5) >"$work/refused" 2>&1
 rc=$?
 [ $rc -eq 2 ] || fail "--baseline-minutes equal to --minutes: exit $rc, expected 2"
-grep -q 'baseline-minutes 1.5: must be a positive number under --minutes' "$work/refused" || fail "no reason given: $(cat "$work/refused")"
+grep -q 'baseline-minutes 1.5: must be a number of at least 1/60 under --minutes' "$work/refused" || fail "no reason given: $(cat "$work/refused")"
+# Nor may they be too short to bound the old binary (timeout 0 would never stop it).
+(cd "$root" && OUT="$work/out" scripts/gpu-check --minutes 1.5 --bench "$bench" --baseline "$bench" \
+  --baseline-minutes 0.01) >"$work/refused" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "--baseline-minutes 0.01: exit $rc, expected 2"
 
 # Only concat in nchw: the smoke and ncu steps are short on a host, the other suites have no concat
 # and fail at once (exit 2), so the check exits 1 and says so. The same binary stands in for an

@@ -555,11 +555,11 @@ struct pool_vector {
     using L = typename Out::layout_tag;
     static_assert(!L::runtime_strided && std::is_same_v<typename In::layout_tag, L>,
                   "kcnn::pool: pool_vector needs in and out in the same compile-time layout");
+    if (rows_per_lane < 0 || rows_per_lane > 64)
+      detail::fail("pool", "pool_vector: rows_per_lane must be 0 (automatic) or 1..64, got " + std::to_string(rows_per_lane));
     if constexpr (takes_host_tuning<T, Exec>) {
       host_tuning::tuned<pool_vector, Exec>::run(exec, in, out, p, host_stores);
     } else {
-      if (rows_per_lane < 0 || rows_per_lane > 64)
-        detail::fail("pool", "pool_vector: rows_per_lane must be 0 (automatic) or 1..64, got " + std::to_string(rows_per_lane));
       dims4 d = p.output_dims();
       const int run = extent<run_axis<L>>(d);
       if constexpr (run_axis<L> != axis::w) {
