@@ -25,24 +25,25 @@ namespace {
 using counts_view = Kokkos::View<int*, Kokkos::HostSpace>;
 using host_exec = Kokkos::DefaultHostExecutionSpace;
 
-// One row of `len` elements (nhwc: the channels of one pixel), walked by for_lanes<1, Overlap>
-// from `begin`; each element visited adds one to its count.
-template <bool Overlap>
+// One row of `len` elements (nhwc: the channels of one pixel), walked by for_lanes<1, Overlap, B>
+// from `begin` (B: the body's row_batch, as LRN's); each element visited adds one to its count.
+template <bool Overlap, int B>
 struct counting_row {
+  static constexpr int row_batch = B;
   counts_view counts;
   int begin;
   KOKKOS_INLINE_FUNCTION void row(const Kokkos::TeamPolicy<host_exec>::member_type& m, const coords4&) const {
-    for_lanes<1, Overlap>(m, begin, int(counts.extent(0)), [&](const int i, auto width) {
+    for_lanes<1, Overlap, B>(m, begin, int(counts.extent(0)), [&](const int i, auto width) {
       for_each_lane(width, [&](const int l) { Kokkos::atomic_add(&counts(i + lane_offset(width, l)), 1); });
     });
   }
 };
 
-template <bool Overlap>
+template <bool Overlap, int B = lane_batch_size>
 std::vector<int> count_row(const int len, const int begin) {
   counts_view counts("counts", std::size_t(len));
   for_each_row<layout::nhwc, -1, tunings::portable>("count", host_exec(), dims4{1, len, 1, 1}, len,
-                                                    counting_row<Overlap>{counts, begin});
+                                                    counting_row<Overlap, B>{counts, begin});
   Kokkos::fence();
   return std::vector<int>(counts.data(), counts.data() + len);
 }
@@ -59,20 +60,34 @@ struct counting_span {
 };
 }  // namespace
 
-// for_lanes: batches of lane_batch_size elements a slot count apart, the rest one by one (every
-// element once), or a last batch repeating the run's last element (every element at least once,
-// none outside the run); from a start inside the run too.
-TEST(PortableLanes, ForLanesCoverEveryElementOfEveryLength) {
+// for_lanes: batches of lane_batch_size (or a body's row_batch, reduce_batch_size) elements a
+// slot count apart, the rest one by one (every element once), or a last batch repeating the run's
+// last element (every element at least once, none outside the run); from a start inside the run too.
+template <int B>
+void check_for_lanes_cover() {
   for (int len = 0; len <= 257; ++len)
     for (const int begin : {0, 1, 3}) {
-      const std::vector<int> once = count_row<false>(len, begin);
-      const std::vector<int> overlap = count_row<true>(len, begin);
+      const std::vector<int> once = count_row<false, B>(len, begin);
+      const std::vector<int> overlap = count_row<true, B>(len, begin);
       for (int i = 0; i < len; ++i) {
-        ASSERT_EQ(once[std::size_t(i)], i < begin ? 0 : 1) << "len " << len << " begin " << begin << " i " << i;
-        if (i < begin) ASSERT_EQ(overlap[std::size_t(i)], 0) << "len " << len << " begin " << begin << " i " << i;
-        else ASSERT_GE(overlap[std::size_t(i)], 1) << "len " << len << " begin " << begin << " i " << i;
+        ASSERT_EQ(once[std::size_t(i)], i < begin ? 0 : 1) << "B " << B << " len " << len << " begin " << begin << " i " << i;
+        if (i < begin) ASSERT_EQ(overlap[std::size_t(i)], 0) << "B " << B << " len " << len << " begin " << begin << " i " << i;
+        else ASSERT_GE(overlap[std::size_t(i)], 1) << "B " << B << " len " << len << " begin " << begin << " i " << i;
       }
     }
+}
+TEST(PortableLanes, ForLanesCoverEveryElementOfEveryLength) {
+  check_for_lanes_cover<lane_batch_size>();
+  check_for_lanes_cover<reduce_batch_size>();
+  // The lanes a row takes: a power of two covering its batches, at most a warp. AlexNet's LRN
+  // over 96 channels: 24 batches of 4 on 32 lanes, or 12 of 8 on 16 (two rows a warp).
+  EXPECT_EQ(lanes_for_run(96), 32);
+  EXPECT_EQ(lanes_for_run(96, reduce_batch_size), 16);
+  EXPECT_EQ(lanes_for_run(256, reduce_batch_size), 32);
+  EXPECT_EQ(lanes_for_run(7, reduce_batch_size), 1);
+  EXPECT_EQ(lanes_for_run(9, reduce_batch_size), 2);
+  EXPECT_EQ((detail::lane_batch_of<counting_row<true, reduce_batch_size>>()), reduce_batch_size);
+  EXPECT_EQ(detail::lane_batch_of<counting_span>(), lane_batch_size);
 }
 
 // lanes_reduce: the batched sum and max over [0, len) of every length, exact on small integers.

@@ -3,6 +3,7 @@
 // (cache_model.hpp), give a launch's L1 hits, L2 bytes and DRAM bytes.
 #include "recorder.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -24,7 +25,7 @@ double replay_blocks(std::size_t first, std::size_t last) {
       block_trace& t = r.wave[b];
       if (next[b] >= t.requests.size()) continue;
       any = true;
-      const request& q = t.requests[next[b]++];
+      request& q = t.requests[next[b]++];
       sector_cache& l1 = r.l1[std::size_t(t.block % d.sms)];
       for (std::uint32_t k = 0; k < q.sector_count; ++k) {
         const std::uint64_t s = t.sectors[q.sector_begin + k];
@@ -36,13 +37,39 @@ double replay_blocks(std::size_t first, std::size_t last) {
           r.fig.l1_hit_sectors += 1;
         } else {
           r.fig.l2_bytes += d.sector_bytes;
-          if (!r.l2.access(s, true, false, &written_back)) r.fig.dram_read_bytes += d.sector_bytes;
-          else r.fig.l2_load_hit_sectors += 1;
+          if (!r.l2.access(s, true, false, &written_back)) {
+            r.fig.dram_read_bytes += d.sector_bytes;
+            q.level = 2;
+          } else {
+            r.fig.l2_load_hit_sectors += 1;
+            if (q.level < 1) q.level = 1;
+          }
         }
       }
     }
   }
   r.fig.dram_write_bytes += written_back * d.sector_bytes;
+  // Each warp's loads in program order (a block's requests are sorted by turn), cut into batches
+  // of n, each waiting for its slowest: the latency bound's chain for every n it may take.
+  const double latency[3] = {d.l1_latency_s, d.l2_latency_s, d.mem_latency_s};
+  std::vector<std::vector<std::uint8_t>> warp_levels;
+  for (std::size_t b = first; b < last; ++b) {
+    warp_levels.clear();
+    for (const request& q : r.wave[b].requests) {
+      if (q.store || q.space != global_space) continue;
+      if (q.warp >= warp_levels.size()) warp_levels.resize(q.warp + 1);
+      warp_levels[q.warp].push_back(q.level);
+    }
+    for (const std::vector<std::uint8_t>& v : warp_levels) {
+      r.fig.load_chain_loads += double(v.size());
+      for (std::size_t n = 1; n < r.fig.load_chain_s.size(); ++n)
+        for (std::size_t k = 0; k < v.size(); k += n) {
+          std::uint8_t worst = 0;
+          for (std::size_t i = k; i < std::min(v.size(), k + n); ++i) worst = std::max(worst, v[i]);
+          r.fig.load_chain_s[n] += latency[worst];
+        }
+    }
+  }
   return r.fig.dram_read_bytes - dram_before;
 }
 

@@ -26,7 +26,7 @@
 namespace kcnn::model {
 
 // Version of the model's rules, recorded in every context (bump when a figure's meaning changes).
-inline constexpr const char* model_version = "4";
+inline constexpr const char* model_version = "5";
 
 // A GPU as the model sees it (benchmarks/model/devices.csv).
 struct device_description {
@@ -100,12 +100,23 @@ struct launch_figures {
   double max_warp_loads = 0;     // the most global loads one warp makes (the latency bound's chain)
   // Global loads a warp makes between two executions of the same load (its loop's loads per
   // iteration, independent of each other in kcnn's kernels, which never load an address from
-  // memory): a histogram, the last bucket for 32 or more. Gives the latency bound's loads in flight.
+  // memory), and for a load not executed before, the loads of its stretch between two stores: a
+  // histogram, the last bucket for 32 or more. Gives the latency bound's loads in flight.
   std::array<double, 33> loads_per_iteration{};
   // Of those repeats, the ones whose iteration also stored to global memory: a compiler cannot
   // move the next iteration's loads above a store to memory they may alias (nvcc does not), so
   // such a loop has only its own iteration's loads in flight.
   double storing_iterations = 0;
+  // Of the histogram's loads, those whose location the warp had not loaded before (model version
+  // 5), counted at the loads of their stretch between two stores.
+  double first_loads = 0;
+  // What the traced warps' loads waited, replayed on the caches: for batches of n loads (index n,
+  // 1..32) taken in each warp's program order, the sum over the warps of each batch's slowest load
+  // (its sectors' deepest level: L1, L2 or DRAM), and the loads those warps made. The latency
+  // bound takes a batch's wait from here where there is one (a model session's launch): a load site
+  // that hits L1 every time (a row's second sweep) no longer shares the launch's DRAM misses.
+  std::array<double, 33> load_chain_s{};
+  double load_chain_loads = 0;
   double loads_in_flight = 0;  // per warp, as the latency bound takes it (predict)
   double batch_latency_s = 0;  // what a batch of loads_in_flight loads waits: the slowest of them (predict)
   double t_dram = 0, t_l2 = 0, t_lsu = 0, t_latency = 0;

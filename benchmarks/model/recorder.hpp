@@ -30,6 +30,7 @@ struct request {
   std::uint8_t store, space;
   std::uint32_t sector_begin, sector_count;  // into block_trace::sectors (global only)
   std::uint32_t turn = 0;                     // its position in its warp's program order
+  std::uint8_t level = 0;                     // a load's deepest sector once replayed: 0 L1, 1 L2, 2 DRAM
 };
 
 struct block_trace {

@@ -35,10 +35,13 @@ void predict(const device_description& d, case_figures& c) {
     f.t_lsu = std::max(blocks_on_busiest * per_block / d.lsu_per_clock, f.max_warp_requests) / d.clock_hz;
     memory_instructions += f.ld_requests + f.st_requests + f.smem_requests;
     // Latency: each wave lasts at least its busiest warp's global loads, loads_in_flight of them
-    // at a time, each batch waiting for the slowest of its loads: all served by L1 with the
-    // launch's L1 share of load sectors to the power of the batch, some by DRAM with one less the
-    // non-DRAM share to that power, by L2 otherwise (a warp's FMAs need every operand of the
-    // batch; until model version 4 a batch took the mean of its loads' latencies). Resident blocks
+    // at a time, each batch waiting for the slowest of its loads (a warp's FMAs need every operand
+    // of the batch; until model version 4 a batch took the mean of its loads' latencies). Since
+    // version 5 a batch's wait is what the replayed warps' batches waited (load_chain_s: each load
+    // where the caches served it). Without a replay (a launch given by hand), from the launch's
+    // shares: all served by L1 with the L1 share of load sectors to the power of the batch, some
+    // by DRAM with one less the non-DRAM share to that power, by L2 otherwise (version 4's rule,
+    // which gave a row's L1-resident second sweep the first sweep's DRAM misses). Resident blocks
     // per SM count the kernel's registers where the table has them. Stores do not stall a warp,
     // and shared-memory requests are in the load/store bound. (Until the H200 run of 2026-11-27
     // this chain held every request, stores and shared ones included, at least mlp_per_warp of
@@ -47,12 +50,13 @@ void predict(const device_description& d, case_figures& c) {
     const double dram_sectors = f.dram_read_bytes / d.sector_bytes;
     const double load_sectors = f.l1_hit_sectors + f.l2_load_hit_sectors + dram_sectors;
     // Loads in flight per warp: the median loads per iteration (a compiler issues an
-    // iteration's independent loads before their uses), at least mlp_per_warp (the unrolling
-    // of a loop with one load) where most iterations do not store (a reduction's loop), and at
+    // iteration's independent loads before their uses; a load executed once is in flight with
+    // its stretch between two stores), at least mlp_per_warp (the unrolling of a loop with one
+    // load) where most loads repeat in iterations that do not store (a reduction's loop), and at
     // most 32; a loop whose iterations store gets no such floor (its loads wait for the previous
     // iteration's store: a row walk of one element per lane, which kept kcnn's pooling and
-    // batch norm at a third of the H200's bandwidth); a warp whose loads never repeat has them
-    // all in flight, however few (a one-element-per-thread kernel: one, as kcnn's copy and relu).
+    // batch norm at a third of the H200's bandwidth), nor do loads executed once (a
+    // one-element-per-thread kernel: one in flight, as kcnn's copy and relu).
     double repeats = 0, below = 0, median = 0;
     for (const double h : f.loads_per_iteration) repeats += h;
     for (std::size_t b = 0; b < f.loads_per_iteration.size(); ++b)
@@ -60,10 +64,18 @@ void predict(const device_description& d, case_figures& c) {
         median = double(b);
         break;
       }
-    const double floor = f.storing_iterations > repeats / 2 ? 1.0 : double(std::max(1, d.mlp_per_warp));
+    const double repeated = repeats - f.first_loads;
+    const bool unrollable = repeated > repeats / 2 && f.storing_iterations <= repeated / 2;
+    const double floor = unrollable ? double(std::max(1, d.mlp_per_warp)) : 1.0;
     f.loads_in_flight = repeats > 0 ? std::clamp(median, floor, 32.0)
                                     : std::clamp(f.max_warp_loads, 1.0, 32.0);
-    if (load_sectors > 0) {
+    const std::size_t batch = std::size_t(std::clamp(std::lround(f.loads_in_flight), 1L, 32L));
+    if (f.load_chain_loads > 0) {
+      // The replay's own chain (launch_figures::load_chain_s): the mean wait per load of batches
+      // of this size, a batch's mean wait, and the busiest warp's loads at that rate.
+      const double per_load = f.load_chain_s[batch] / f.load_chain_loads;
+      f.batch_latency_s = per_load * double(batch);
+    } else if (load_sectors > 0) {
       const double l1 = std::min(1.0, f.l1_hit_sectors / load_sectors), not_dram = std::max(0.0, 1 - dram_sectors / load_sectors);
       const double all_l1 = std::pow(l1, f.loads_in_flight), no_dram = std::pow(not_dram, f.loads_in_flight);
       f.batch_latency_s = all_l1 * d.l1_latency_s + std::max(0.0, no_dram - all_l1) * d.l2_latency_s +

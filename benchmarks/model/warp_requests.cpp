@@ -119,7 +119,11 @@ void finish_block() {
   for (const std::uint32_t n : warp_loads) r.fig.max_warp_loads = std::max(r.fig.max_warp_loads, double(n));
   // Loads per iteration: per warp, in program order, the loads since the same location last
   // loaded; and whether the warp stored in between (an iteration that stores: its next
-  // iteration's loads wait for the store, outputs possibly aliasing inputs).
+  // iteration's loads wait for the store, outputs possibly aliasing inputs). A load whose location
+  // the warp has not loaded before is in flight with the other loads of its stretch between two
+  // stores (a body written out, as a pooling window's loads before its outputs' stores; model
+  // version 5: before it only repeated loads counted, and a warp whose main loads never repeat was
+  // given its edge loop's loads per iteration).
   std::sort(loads.begin(), loads.end(), [](const load_event& x, const load_event& y) {
     return x.warp != y.warp ? x.warp < y.warp : x.first_seq < y.first_seq;
   });
@@ -127,21 +131,31 @@ void finish_block() {
     std::size_t pos, stores;
   };
   std::unordered_map<std::uintptr_t, seen> last;
-  std::size_t pos = 0, stores = 0;
+  std::size_t pos = 0, stores = 0, stretch = 0, firsts = 0;
+  const auto close_stretch = [&] {
+    r.fig.loads_per_iteration[std::min<std::size_t>(stretch, 32)] += double(firsts);
+    r.fig.first_loads += double(firsts);
+    stretch = firsts = 0;
+  };
   for (std::size_t i = 0; i < loads.size(); ++i) {
-    if (i > 0 && loads[i].warp != loads[i - 1].warp) last.clear(), pos = 0, stores = 0;
+    if (i > 0 && loads[i].warp != loads[i - 1].warp) close_stretch(), last.clear(), pos = 0, stores = 0;
     if (loads[i].store) {
       ++stores;
+      close_stretch();
       continue;
     }
+    ++stretch;
     const auto it = last.find(loads[i].pc);
     if (it != last.end()) {
       r.fig.loads_per_iteration[std::min<std::size_t>(pos - it->second.pos, 32)] += 1;
       if (stores > it->second.stores) r.fig.storing_iterations += 1;
+    } else {
+      ++firsts;
     }
     last[loads[i].pc] = seen{pos, stores};
     ++pos;
   }
+  close_stretch();
   // Replay order: the block's warps round-robin, each warp's k-th request before any warp's
   // (k+1)-th, as the warps of a resident block progress together. (The host ran the block's
   // threads one after another: program order alone would put one warp's whole stream before the

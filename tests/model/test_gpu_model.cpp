@@ -372,6 +372,68 @@ TEST(GpuModel, LoadsInFlightAreTheLoadsOfOneIteration) {
   EXPECT_LT(one.launches[0].loads_in_flight, 8.0);
 }
 
+TEST(GpuModel, ABatchWaitsWhereTheCachesServedItsOwnLoads) {
+  // One warp sweeps 100 iterations of 4 independent loads over 50 KiB it has never read (every
+  // batch reaches DRAM), then sweeps the same 50 KiB again (every batch hits L1). Model version 5
+  // takes each batch's wait from the replay: 100 DRAM latencies and 100 L1 latencies. Version 4
+  // mixed the launch's shares into every batch (half its sectors from L1: a batch of 4 is all-L1
+  // one time in 16) and charged the second sweep nearly a DRAM latency per batch.
+  const std::size_t iters = 100;
+  Kokkos::View<float*> a("a", iters * 4 * 32), out("out", 32);
+  kcnn::model::session s(h100(), everything());
+  kcnn::launch_teams("two_sweeps", exec(), 1, 1, 32, 0, KOKKOS_LAMBDA(const Kokkos::TeamPolicy<exec>::member_type& m) {
+    kcnn::vector_lanes(m, 0, 32, [&](const int x) {
+      float t[4] = {}, u[4] = {};
+      KCNN_ROLLED_LOOP
+      for (std::size_t r = 0; r < iters; ++r)
+        for (int v = 0; v < 4; ++v) t[v] += a((r * 4 + std::size_t(v)) * 32 + std::size_t(x));
+      KCNN_ROLLED_LOOP
+      for (std::size_t r = 0; r < iters; ++r)
+        for (int v = 0; v < 4; ++v) u[v] += a((r * 4 + std::size_t(v)) * 32 + std::size_t(x));
+      out(x) = t[0] + t[1] + t[2] + t[3] + u[0] + u[1] + u[2] + u[3];
+    });
+  });
+  const auto c = s.finish(0);
+  const auto& f = c.launches[0];
+  const model_device d = h100();
+  EXPECT_DOUBLE_EQ(c.ld_requests, double(2 * iters * 4));
+  EXPECT_DOUBLE_EQ(f.l1_hit_sectors, double(iters * 4 * 4));  // the second sweep, 4 sectors a request
+  EXPECT_DOUBLE_EQ(f.loads_in_flight, 4.0);
+  EXPECT_DOUBLE_EQ(f.load_chain_loads, double(2 * iters * 4));
+  EXPECT_NEAR(f.t_latency, double(iters) * (d.mem_latency_s + d.l1_latency_s), 1e-3 * d.mem_latency_s);
+  // Batches of 8 (what a wider unrolling would give): 50 in each sweep.
+  EXPECT_NEAR(f.load_chain_s[8], 50 * d.mem_latency_s + 50 * d.l1_latency_s, 1e-6 * d.mem_latency_s);
+}
+
+TEST(GpuModel, LoadsExecutedOnceAreInFlightWithTheirStretchBetweenStores) {
+  // One warp: 24 loads written out (24 program locations, each executed once) before a store,
+  // then an edge loop of 6 iterations of one load. The 24 are in flight together (version 5);
+  // version 4 counted only the loop's repeats and gave the warp mlp_per_warp.
+  Kokkos::View<float*> a("a", 30 * 32), out("out", 64);
+  kcnn::model::session s(h100(), everything());
+  kcnn::launch_teams("written_out", exec(), 1, 1, 32, 0, KOKKOS_LAMBDA(const Kokkos::TeamPolicy<exec>::member_type& m) {
+    kcnn::vector_lanes(m, 0, 32, [&](const int x) {
+      float v[24];
+      kcnn::unrolled<24>([&](auto k) { v[decltype(k)::value] = a(std::size_t(decltype(k)::value) * 32 + std::size_t(x)); });
+      float t = 0;
+      for (int k = 0; k < 24; ++k) t += v[k];
+      out(std::size_t(x)) = t;
+      float e = 0;
+      KCNN_ROLLED_LOOP
+      for (std::size_t r = 24; r < 30; ++r) e += a(r * 32 + std::size_t(x));
+      out(32 + std::size_t(x)) = e;
+    });
+  });
+  const auto c = s.finish(0);
+  const auto& f = c.launches[0];
+  EXPECT_DOUBLE_EQ(c.ld_requests, 30.0);
+  EXPECT_DOUBLE_EQ(f.first_loads, 25.0);  // the 24, and the loop's first
+  EXPECT_DOUBLE_EQ(f.loads_per_iteration[24], 24.0);
+  EXPECT_DOUBLE_EQ(f.loads_per_iteration[6], 1.0);
+  EXPECT_DOUBLE_EQ(f.loads_per_iteration[1], 5.0);
+  EXPECT_DOUBLE_EQ(f.loads_in_flight, 24.0);
+}
+
 // The launch named `label` among a case's launches (the test fails when there is none).
 const kcnn::model::launch_figures& launch_named(const kcnn::model::case_figures& c, const std::string& label) {
   for (const auto& f : c.launches)

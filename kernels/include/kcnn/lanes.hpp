@@ -73,6 +73,12 @@ flat_items flat_items_of(const Exec& exec, const std::size_t n) {
 // trip, 16 bytes of floats, what a GPU copy needs to approach the memory's bandwidth
 // (docs/gpu-results.md's copy ceilings with one and four elements per thread).
 inline constexpr int lane_batch_size = 4;
+// The loads a lane of a reduction (lanes_reduce, reduce_in_batches) takes at once: two batches.
+// A reduction stores nothing between its loads, so the lane holds only the loaded values and its
+// accumulators: 32 bytes of floats in flight, above the about 23 bytes a thread needs at an
+// H200's full occupancy and DRAM latency (docs/gpu-model.md), which a row walk's 16 reach only
+// because its stores stream behind its loads.
+inline constexpr int reduce_batch_size = 2 * lane_batch_size;
 
 // f(std::integral_constant<int, 0>{}) ... f(std::integral_constant<int, N - 1>{}), written out:
 // each call its own code, so that a batch's loads are separate instructions that a GPU issues
@@ -121,7 +127,7 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr int lane_offset(int, int l) { return l; }
 template <class Width, class F>
 KOKKOS_FORCEINLINE_FUNCTION void for_each_lane(const Width&, const F& f) {
   constexpr int B = Width::value;
-  if constexpr (B <= lane_batch_size) unrolled<B>([&](auto l) { f(int(decltype(l)::value)); });
+  if constexpr (B <= reduce_batch_size) unrolled<B>([&](auto l) { f(int(decltype(l)::value)); });
   else
     for (int l = 0; l < B; ++l) f(l);
 }
@@ -130,9 +136,9 @@ KOKKOS_FORCEINLINE_FUNCTION void for_each_lane(const int n, const F& f) {
   for (int l = 0; l < n; ++l) f(l);
 }
 // The lanes a run of `length` elements needs on the portable paths: a power of two covering its
-// batches (at most 32, one warp).
-KOKKOS_INLINE_FUNCTION int lanes_for_run(const int length) {
-  const int slots = (length + lane_batch_size - 1) / lane_batch_size;
+// batches of `batch` elements (at most 32, one warp).
+KOKKOS_INLINE_FUNCTION int lanes_for_run(const int length, const int batch = lane_batch_size) {
+  const int slots = (length + batch - 1) / batch;
   int vector = 1;
   while (vector < 32 && vector < slots) vector *= 2;
   return vector;
@@ -331,6 +337,18 @@ KOKKOS_FORCEINLINE_FUNCTION coords4 row_start(int i0, int i1, int i2) {
 }
 
 namespace detail {
+// The batch a row body's lanes take (for_lanes' B): Body::row_batch where the body declares one
+// (a body whose rows are short and whose loads are mostly re-reads from L1, as LRN's window, so
+// that a warp holding 2 rows keeps twice the bytes in flight), lane_batch_size otherwise.
+template <class Body, class = void>
+struct lane_batch_of_t : std::integral_constant<int, lane_batch_size> {};
+template <class Body>
+struct lane_batch_of_t<Body, std::void_t<decltype(Body::row_batch)>> : std::integral_constant<int, Body::row_batch> {};
+template <class Body>
+constexpr int lane_batch_of() {
+  return lane_batch_of_t<Body>::value;
+}
+
 // The rows of Layout's storage: extents of its three slower physical axes, Skip's set to 1.
 struct row_grid {
   int e0 = 1, e1 = 1, e2 = 1;
@@ -377,7 +395,8 @@ struct rows_walk;
 // with Skip (an axis id) that axis is left out of the rows (its coordinate is 0): a kernel that
 // walks it inside each row (a reduction or a sliding window across channels) uses this. The
 // runs have run_length elements. Vector length the power of two covering the run's batches
-// (lanes_for_run: at most 32, one warp), 256 / vector length rows per team, one row per team
+// (lanes_for_run: at most 32, one warp; batches of Body::row_batch elements where the body
+// declares it, of lane_batch_size otherwise), 256 / vector length rows per team, one row per team
 // thread (a host backend's team is what it allows, kcnn/map.hpp; kcnn/host/rows.hpp has the host
 // tuning's walk).
 // T: the caller's tuning; where it takes the host tuning (kcnn/tuning.hpp), the host's walk
@@ -392,7 +411,7 @@ void for_each_row(const char* label, const Exec& exec, const dims4& d, int run_l
   const detail::row_grid grid = detail::storage_rows<Layout, Skip>(d);
   if (grid.size() == 0 || run_length <= 0) return;
   using functor = detail::rows_functor<Exec, Layout, Body>;
-  const int vector = lanes_for_run(run_length);
+  const int vector = lanes_for_run(run_length, detail::lane_batch_of<Body>());
   const int team = 256 / vector, rows_per_team = team;
   if (grid.size() > std::size_t(2147483647))
     throw std::invalid_argument(std::string(label) + ": tensor too large for one launch");
@@ -414,17 +433,18 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr int count_value(const lane_batch<B>&) {
 
 // Walks [begin, end) of a run with the vector lanes: f(i, width) for the elements i +
 // lane_offset(width, l), l < width's size (decltype(width)::value). The portable paths (W = 1)
-// give each lane batches of lane_batch_size elements a slot count S apart (kcnn::lane_batch),
+// give each lane batches of B elements (lane_batch_size unless the body asks for more, as
+// for_each_row's Body::row_batch) a slot count S apart (kcnn::lane_batch),
 // adjacent lanes on adjacent elements; the host tuning (W > 1) gives blocks of W consecutive
 // elements (std::integral_constant<int, W>). The elements left over: with Overlap, the last batch
 // or block repeats the run's last elements (up to W - 1 or lane_batch_size - 1 of them computed
 // twice, so f must write only what it does not read: an output distinct from the inputs),
 // otherwise one by one, f(i, std::integral_constant<int, 1>).
-template <int W, bool Overlap = false, class Member, class F>
+template <int W, bool Overlap = false, int B = lane_batch_size, class Member, class F>
 KOKKOS_INLINE_FUNCTION void for_lanes(const Member& m, int begin, int end, const F& f) {
+  static_assert(B >= 1 && B <= reduce_batch_size, "kcnn::for_lanes: a batch of 1 to reduce_batch_size elements");
   if (end <= begin) return;
   if constexpr (W == 1) {
-    constexpr int B = lane_batch_size;
     const int len = end - begin;
     if constexpr (Overlap) {
       const int slots = (len + B - 1) / B;
@@ -449,12 +469,12 @@ KOKKOS_INLINE_FUNCTION void for_lanes(const Member& m, int begin, int end, const
   }
 }
 
-// Op (max_op or sum_op) of f(i) over [begin, end) in one lane, lane_batch_size independent
+// Op (max_op or sum_op) of f(i) over [begin, end) in one lane, reduce_batch_size independent
 // accumulators (i, i + 1, ... taken a batch at a time: their loads in flight together), combined
 // at the end.
 template <class Op, class F>
 KOKKOS_INLINE_FUNCTION float reduce_in_batches(const int begin, const int end, const F& f) {
-  constexpr int B = lane_batch_size;
+  constexpr int B = reduce_batch_size;
   const Op op{};
   float acc[B];
   unrolled<B>([&](auto k) { acc[decltype(k)::value] = Op::identity; });
@@ -536,9 +556,9 @@ KOKKOS_INLINE_FUNCTION float lanes_reduce_blocks(int len, const F& f);
 template <int W, class Op, class Member, class F>
 KOKKOS_INLINE_FUNCTION float lanes_reduce(const Member& m, int len, const F& f) {
   if constexpr (W == 1) {
-    // Batches of lane_batch_size elements a slot count apart, each lane's batch read before it
-    // is combined: independent loads in flight (for_lanes').
-    constexpr int B = lane_batch_size;
+    // Batches of reduce_batch_size elements a slot count apart, each lane's batch read before it
+    // is combined: independent loads in flight (as for_lanes', twice as many: nothing is stored).
+    constexpr int B = reduce_batch_size;
     const Op op{};
     const int slots = (len + B - 1) / B;
     float result = Op::identity;

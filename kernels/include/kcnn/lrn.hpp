@@ -139,6 +139,10 @@ KOKKOS_FORCEINLINE_FUNCTION float lrn_power(const float base, const float neg_be
 
 template <class Exec, bool ThreeQuarters, class In, class Out>
 struct lrn_rows_body {
+  // Batches of two lane batches (reduce_batch_size): 32 distinct bytes a lane, the window's other
+  // loads being L1 re-reads of the same lines. AlexNet's 96 channels take 12 lanes of 16, two rows
+  // a warp; its 256, one warp.
+  static constexpr int row_batch = reduce_batch_size;
   In in;
   Out out;
   lrn_params p;
@@ -147,7 +151,7 @@ struct lrn_rows_body {
     const float scale = p.alpha / float(p.size), k = p.k, neg_beta = -p.beta;
     // Every channel in the lanes' batches, each element's window clipped to [0, C): a batch's
     // loads all issue together, the edges' too.
-    for_lanes<1, true>(m, 0, C, [&](const int c0, auto width) {
+    for_lanes<1, true, row_batch>(m, 0, C, [&](const int c0, auto width) {
       constexpr int B = decltype(width)::value;
       float sum[B];
       const auto src = lane_ptr<axis::c>(in, x.with<axis::c>(c0));
