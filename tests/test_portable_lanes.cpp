@@ -32,18 +32,21 @@ struct counting_row {
   static constexpr int row_batch = B;
   counts_view counts;
   int begin;
+  bool skip_repeats = false;  // count only the elements kcnn::lane_repeats does not mark
   KOKKOS_INLINE_FUNCTION void row(const Kokkos::TeamPolicy<host_exec>::member_type& m, const coords4&) const {
     for_lanes<1, Overlap, B>(m, begin, int(counts.extent(0)), [&](const int i, auto width) {
-      for_each_lane(width, [&](const int l) { Kokkos::atomic_add(&counts(i + lane_offset(width, l)), 1); });
+      for_each_lane(width, [&](const int l) {
+        if (!skip_repeats || !lane_repeats(width, l)) Kokkos::atomic_add(&counts(i + lane_offset(width, l)), 1);
+      });
     });
   }
 };
 
 template <bool Overlap, int B = lane_batch_size>
-std::vector<int> count_row(const int len, const int begin) {
+std::vector<int> count_row(const int len, const int begin, const bool skip_repeats = false) {
   counts_view counts("counts", std::size_t(len));
   for_each_row<layout::nhwc, -1, tunings::portable>("count", host_exec(), dims4{1, len, 1, 1}, len,
-                                                    counting_row<Overlap, B>{counts, begin});
+                                                    counting_row<Overlap, B>{counts, begin, skip_repeats});
   Kokkos::fence();
   return std::vector<int>(counts.data(), counts.data() + len);
 }
@@ -69,7 +72,10 @@ void check_for_lanes_cover() {
     for (const int begin : {0, 1, 3}) {
       const std::vector<int> once = count_row<false, B>(len, begin);
       const std::vector<int> overlap = count_row<true, B>(len, begin);
+      const std::vector<int> unique = count_row<true, B>(len, begin, true);
       for (int i = 0; i < len; ++i) {
+        // Leaving out what lane_repeats marks leaves every element exactly once.
+        ASSERT_EQ(unique[std::size_t(i)], i < begin ? 0 : 1) << "B " << B << " len " << len << " begin " << begin << " i " << i;
         ASSERT_EQ(once[std::size_t(i)], i < begin ? 0 : 1) << "B " << B << " len " << len << " begin " << begin << " i " << i;
         if (i < begin) ASSERT_EQ(overlap[std::size_t(i)], 0) << "B " << B << " len " << len << " begin " << begin << " i " << i;
         else ASSERT_GE(overlap[std::size_t(i)], 1) << "B " << B << " len " << len << " begin " << begin << " i " << i;
@@ -86,6 +92,12 @@ TEST(PortableLanes, ForLanesCoverEveryElementOfEveryLength) {
   EXPECT_EQ(lanes_for_run(256, reduce_batch_size), 32);
   EXPECT_EQ(lanes_for_run(7, reduce_batch_size), 1);
   EXPECT_EQ(lanes_for_run(9, reduce_batch_size), 2);
+  // An Overlap walk's slots: whole sectors of floats past 8 (96 channels in batches of 8: 16).
+  EXPECT_EQ(overlap_slots(96, reduce_batch_size), 16);
+  EXPECT_EQ(overlap_slots(64, reduce_batch_size), 8);
+  EXPECT_EQ(overlap_slots(55, lane_batch_size), 16);
+  EXPECT_EQ(overlap_slots(7, lane_batch_size), 2);
+  EXPECT_EQ(overlap_slots(256, lane_batch_size), 64);
   EXPECT_EQ((detail::lane_batch_of<counting_row<true, reduce_batch_size>>()), reduce_batch_size);
   EXPECT_EQ(detail::lane_batch_of<counting_span>(), lane_batch_size);
 }

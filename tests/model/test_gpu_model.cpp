@@ -373,12 +373,13 @@ TEST(GpuModel, LoadsInFlightAreTheLoadsOfOneIteration) {
 }
 
 TEST(GpuModel, ABatchWaitsWhereTheCachesServedItsOwnLoads) {
-  // One warp sweeps 100 iterations of 4 independent loads over 50 KiB it has never read (every
-  // batch reaches DRAM), then sweeps the same 50 KiB again (every batch hits L1). Model version 5
-  // takes each batch's wait from the replay: 100 DRAM latencies and 100 L1 latencies. Version 4
-  // mixed the launch's shares into every batch (half its sectors from L1: a batch of 4 is all-L1
-  // one time in 16) and charged the second sweep nearly a DRAM latency per batch.
-  const std::size_t iters = 100;
+  // One warp sweeps 8 iterations of 4 independent loads over 4 KiB it has never read (every
+  // batch reaches DRAM), then sweeps the same 4 KiB again (every batch hits L1: 32 lines, too few
+  // for the L1's hashed sets to evict one, wherever the allocation lies). Model version 5 takes
+  // each batch's wait from the replay: 8 DRAM latencies and 8 L1 latencies. Version 4 mixed the
+  // launch's shares into every batch (half its sectors from L1: a batch of 4 is all-L1 one time in
+  // 16) and charged the second sweep nearly a DRAM latency per batch.
+  const std::size_t iters = 8;
   Kokkos::View<float*> a("a", iters * 4 * 32), out("out", 32);
   kcnn::model::session s(h100(), everything());
   kcnn::launch_teams("two_sweeps", exec(), 1, 1, 32, 0, KOKKOS_LAMBDA(const Kokkos::TeamPolicy<exec>::member_type& m) {
@@ -401,8 +402,8 @@ TEST(GpuModel, ABatchWaitsWhereTheCachesServedItsOwnLoads) {
   EXPECT_DOUBLE_EQ(f.loads_in_flight, 4.0);
   EXPECT_DOUBLE_EQ(f.load_chain_loads, double(2 * iters * 4));
   EXPECT_NEAR(f.t_latency, double(iters) * (d.mem_latency_s + d.l1_latency_s), 1e-3 * d.mem_latency_s);
-  // Batches of 8 (what a wider unrolling would give): 50 in each sweep.
-  EXPECT_NEAR(f.load_chain_s[8], 50 * d.mem_latency_s + 50 * d.l1_latency_s, 1e-6 * d.mem_latency_s);
+  // Batches of 8 (what a wider unrolling would give): 4 in each sweep.
+  EXPECT_NEAR(f.load_chain_s[8], 4 * d.mem_latency_s + 4 * d.l1_latency_s, 1e-6 * d.mem_latency_s);
 }
 
 TEST(GpuModel, LoadsExecutedOnceAreInFlightWithTheirStretchBetweenStores) {

@@ -108,6 +108,8 @@ struct lane_batch {
     const int o = l * step;
     return o < last ? o : last;
   }
+  // Element l repeats the run's last element (another lane's, or this lane's own l - 1).
+  KOKKOS_FORCEINLINE_FUNCTION bool repeats(int l) const { return l * step > last; }
 };
 // Offset of element l of a width from for_lanes or for_each_span: l for blocks of consecutive
 // elements (std::integral_constant<int, W>, the host tuning's blocks and single elements), the
@@ -122,6 +124,18 @@ KOKKOS_FORCEINLINE_FUNCTION int lane_offset(const lane_batch<B>& b, int l) {
 }
 // A count of consecutive elements known only at run time (the host tuning's spans).
 KOKKOS_FORCEINLINE_FUNCTION constexpr int lane_offset(int, int l) { return l; }
+// Whether element l of a width repeats an element computed elsewhere (an Overlap walk's batch
+// past the run's end): a body may leave its store out, so that no store request touches a sector
+// the run's own stores do not. Blocks and counts of consecutive elements never repeat.
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION constexpr bool lane_repeats(std::integral_constant<int, W>, int) {
+  return false;
+}
+template <int B>
+KOKKOS_FORCEINLINE_FUNCTION bool lane_repeats(const lane_batch<B>& b, int l) {
+  return b.repeats(l);
+}
+KOKKOS_FORCEINLINE_FUNCTION constexpr bool lane_repeats(int, int) { return false; }
 // for (l = 0; l < width's size; ++l) f(l), written out for a portable batch (kcnn::unrolled),
 // a plain loop for the host tuning's blocks (its vectoriser's shape).
 template <class Width, class F>
@@ -431,15 +445,25 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr int count_value(const lane_batch<B>&) {
   return B;
 }
 
+// The slots of an Overlap walk of len elements in batches of B: ceil(len / B), rounded up to a
+// multiple of 8 (floats in a 32-byte sector) past 8. Never more lanes than lanes_for_run gives.
+KOKKOS_INLINE_FUNCTION constexpr int overlap_slots(const int len, const int B) {
+  const int s = (len + B - 1) / B;
+  return s > 8 ? (s + 7) / 8 * 8 : s;
+}
+
 // Walks [begin, end) of a run with the vector lanes: f(i, width) for the elements i +
 // lane_offset(width, l), l < width's size (decltype(width)::value). The portable paths (W = 1)
 // give each lane batches of B elements (lane_batch_size unless the body asks for more, as
 // for_each_row's Body::row_batch) a slot count S apart (kcnn::lane_batch),
 // adjacent lanes on adjacent elements; the host tuning (W > 1) gives blocks of W consecutive
 // elements (std::integral_constant<int, W>). The elements left over: with Overlap, the last batch
-// or block repeats the run's last elements (up to W - 1 or lane_batch_size - 1 of them computed
-// twice, so f must write only what it does not read: an output distinct from the inputs),
-// otherwise one by one, f(i, std::integral_constant<int, 1>).
+// or block repeats the run's last elements (computed twice or more, so f must write only what it
+// does not read: an output distinct from the inputs; kcnn::lane_repeats tells which), otherwise
+// one by one, f(i, std::integral_constant<int, 1>). An Overlap walk of more than 8 slots takes a
+// whole number of 8 (overlap_slots): each of a batch's stores then covers whole 32-byte sectors of
+// floats where the run starts on one, where 12 lanes of 4 bytes would share their end sectors
+// with the next store (AlexNet's LRN over 96 channels in batches of 8).
 template <int W, bool Overlap = false, int B = lane_batch_size, class Member, class F>
 KOKKOS_INLINE_FUNCTION void for_lanes(const Member& m, int begin, int end, const F& f) {
   static_assert(B >= 1 && B <= reduce_batch_size, "kcnn::for_lanes: a batch of 1 to reduce_batch_size elements");
@@ -447,7 +471,7 @@ KOKKOS_INLINE_FUNCTION void for_lanes(const Member& m, int begin, int end, const
   if constexpr (W == 1) {
     const int len = end - begin;
     if constexpr (Overlap) {
-      const int slots = (len + B - 1) / B;
+      const int slots = overlap_slots(len, B);
       vector_lanes(m, 0, slots, [&](const int s) { f(begin + s, lane_batch<B>{slots, len - 1 - s}); });
     } else {
       const int slots = len / B;

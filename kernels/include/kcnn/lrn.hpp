@@ -139,9 +139,9 @@ KOKKOS_FORCEINLINE_FUNCTION float lrn_power(const float base, const float neg_be
 
 template <class Exec, bool ThreeQuarters, class In, class Out>
 struct lrn_rows_body {
-  // Batches of two lane batches (reduce_batch_size): 32 distinct bytes a lane, the window's other
-  // loads being L1 re-reads of the same lines. AlexNet's 96 channels take 12 lanes of 16, two rows
-  // a warp; its 256, one warp.
+  // Batches of two lane batches (reduce_batch_size): up to 32 distinct bytes a lane, the window's
+  // other loads being L1 re-reads of the same lines. AlexNet's 96 channels take 16 lanes (6
+  // elements each, whole sectors per store), two rows a warp; its 256, one warp.
   static constexpr int row_batch = reduce_batch_size;
   In in;
   Out out;
@@ -176,7 +176,7 @@ struct lrn_rows_body {
         for (int j = -half; j <= half; ++j) add_squares(j);
       for_each_lane(width, [&](const int l) {
         const int e = lane_offset(width, l);
-        dst[e] = float(src[e]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
+        if (!lane_repeats(width, l)) dst[e] = float(src[e]) * lrn_power<ThreeQuarters>(k + scale * sum[l], neg_beta);
       });
     });
   }
