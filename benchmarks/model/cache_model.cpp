@@ -12,7 +12,7 @@ namespace kcnn::model::detail {
 
 // Replays blocks [first, last) of the wave request by request (the first block's first request,
 // the second's, ...), each on its SM's L1, all on the L2. Returns the DRAM bytes read.
-double replay_blocks(std::size_t first, std::size_t last) {
+double replay_blocks(std::size_t first, std::size_t last, const bool chain) {
   recorder& r = rec;
   const device_description& d = *r.dev;
   const double dram_before = r.fig.dram_read_bytes;
@@ -53,7 +53,7 @@ double replay_blocks(std::size_t first, std::size_t last) {
   // of n, each waiting for its slowest: the latency bound's chain for every n it may take.
   const double latency[3] = {d.l1_latency_s, d.l2_latency_s, d.mem_latency_s};
   std::vector<std::vector<std::uint8_t>> warp_levels;
-  for (std::size_t b = first; b < last; ++b) {
+  for (std::size_t b = first; chain && b < last; ++b) {
     warp_levels.clear();
     for (const request& q : r.wave[b].requests) {
       if (q.store || q.space != global_space) continue;

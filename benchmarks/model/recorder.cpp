@@ -132,9 +132,11 @@ void launch_end() {
   launch_figures& f = r.fig;
   const bool sampled = f.traced_blocks > 0 && f.traced_blocks < f.blocks;
   if (sampled && r.wave.size() >= 2) {
-    // The traced blocks' second half, after the first has brought in what all blocks share.
+    // The traced blocks' second half, after the first has brought in what all blocks share: its
+    // DRAM rate is the untraced blocks', and its warps' waits (not the first half's, which fetched
+    // the shared data) are the latency chain's.
     const std::size_t half = r.wave.size() / 2;
-    replay_blocks(0, half);
+    replay_blocks(0, half, false);
     r.dram_read_per_block = replay_blocks(half, r.wave.size()) / double(r.wave.size() - half);
     r.wave.clear();
   } else if (!r.wave.empty()) {

@@ -77,8 +77,9 @@ extern bool recording_now;
 
 // Groups the block just traced into warp requests and counts them (warp_requests.cpp).
 void finish_block();
-// Replays blocks [first, last) of the wave on the caches; returns the DRAM bytes read (cache_model.cpp).
-double replay_blocks(std::size_t first, std::size_t last);
+// Replays blocks [first, last) of the wave on the caches; returns the DRAM bytes read
+// (cache_model.cpp). chain: add the blocks' warps to the latency chain (launch_figures::load_chain_s).
+double replay_blocks(std::size_t first, std::size_t last, bool chain = true);
 // Replays the whole wave; the DRAM bytes read per block of it are the latest marginal rate.
 void replay_wave();
 

@@ -10,7 +10,8 @@
 // the backend allows (kcnn/map.hpp) and a vector range is Kokkos' loop.
 // Bytes in flight (Little's law: a GPU thread must keep about 20 bytes of loads in flight per DRAM
 // round trip to reach the memory's bandwidth at full occupancy): each lane takes a batch of
-// lane_batch_size elements of its row at once, element k of slot s at s + k * S (S the run's
+// lane_batch_size elements of its row at once (reduce_batch_size in a reduction, or a body's
+// row_batch), element k of slot s at s + k * S (S the run's
 // slots: adjacent lanes still on adjacent addresses in each of the batch's loads), and every
 // load of a batch is issued before its first store (the bodies are written so: loads, then
 // compute and store; kcnn::unrolled keeps the batch's loads apart in the code). The body
@@ -68,8 +69,8 @@ flat_items flat_items_of(const Exec& exec, const std::size_t n) {
   return {q, q, true};
 }
 
-// The elements a lane of the portable row walks takes at once (for_lanes, lanes_reduce,
-// for_each_element_by_rows, for_each_span): independent loads in flight per lane per round
+// The elements a lane of the portable row walks takes at once (for_lanes unless its body asks for
+// more, for_each_element_by_rows, for_each_span): independent loads in flight per lane per round
 // trip, 16 bytes of floats, what a GPU copy needs to approach the memory's bandwidth
 // (docs/gpu-results.md's copy ceilings with one and four elements per thread).
 inline constexpr int lane_batch_size = 4;
@@ -125,8 +126,9 @@ KOKKOS_FORCEINLINE_FUNCTION int lane_offset(const lane_batch<B>& b, int l) {
 // A count of consecutive elements known only at run time (the host tuning's spans).
 KOKKOS_FORCEINLINE_FUNCTION constexpr int lane_offset(int, int l) { return l; }
 // Whether element l of a width repeats an element computed elsewhere (an Overlap walk's batch
-// past the run's end): a body may leave its store out, so that no store request touches a sector
-// the run's own stores do not. Blocks and counts of consecutive elements never repeat.
+// past the run's end: the run's last element again): a body may leave its store out, saving the
+// store requests that would write that element once more. Blocks and counts of consecutive
+// elements never repeat.
 template <int W>
 KOKKOS_FORCEINLINE_FUNCTION constexpr bool lane_repeats(std::integral_constant<int, W>, int) {
   return false;
@@ -446,7 +448,9 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr int count_value(const lane_batch<B>&) {
 }
 
 // The slots of an Overlap walk of len elements in batches of B: ceil(len / B), rounded up to a
-// multiple of 8 (floats in a 32-byte sector) past 8. Never more lanes than lanes_for_run gives.
+// multiple of 8 (floats in a 32-byte sector) past 8. Never more lanes than lanes_for_run gives;
+// up to S * B - len elements repeat, each still loaded and computed (a body stores them unless it
+// checks lane_repeats, as LRN's does; pooling's do not).
 KOKKOS_INLINE_FUNCTION constexpr int overlap_slots(const int len, const int B) {
   const int s = (len + B - 1) / B;
   return s > 8 ? (s + 7) / 8 * 8 : s;
