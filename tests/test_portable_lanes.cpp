@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,26 @@ TEST(PortableLanes, SpansCoverEveryElementOnceOrMore) {
     Kokkos::fence();
     for (std::size_t e = 0; e < 3 * length; ++e) ASSERT_GE(counts(e), 1) << "length " << length << " element " << e;
   }
+}
+
+// chunks_in_batches: every chunk of a run of any length once, on any lane count; each chunk's four
+// values moved whole (load then store).
+TEST(PortableLanes, ChunkWalksTakeEveryChunkOnce) {
+  for (const int lanes : {1, 4, 32})
+    for (int chunks = 0; chunks <= 70; ++chunks) {
+      Kokkos::View<int*, Kokkos::HostSpace> seen("seen", 4 * 71);
+      launch_teams("chunks", host_exec(), 1, 1, lanes, 0, KOKKOS_LAMBDA(const Kokkos::TeamPolicy<host_exec>::member_type& m) {
+        chunks_in_batches(
+            m, chunks, [&](const int i) { return chunk16<int>{{4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3}}; },
+            [&](const int i, const chunk16<int>& v) {
+              for (int k = 0; k < 4; ++k) Kokkos::atomic_add(&seen(4 * i + k), v.v[k] + 1);
+            });
+      });
+      Kokkos::fence();
+      for (int e = 0; e < 4 * 71; ++e)
+        ASSERT_EQ(seen(e), e < 4 * chunks ? e + 1 : 0) << chunks << " chunks on " << lanes << " lanes, element " << e;
+    }
+  EXPECT_EQ(chunk_batch_size * 16, reduce_batch_size * 4);  // a chunk batch's bytes: a reduction's
 }
 
 // team_rows_in_batches (the transposes' read phase), reduce_in_batches and copy_in_batches.
@@ -341,6 +362,21 @@ TEST(PortableLanes, ConcatPlacesEveryInputInLaunchesOfEight) {
       check_concat<layout::nchw>(channels, offset);
       check_concat<layout::nhwc>(channels, offset);
       check_concat<layout::chwn>(channels, offset);
+    }
+}
+
+// nhwc's 16-byte form (every input's and the output's pixels on 16 bytes, multiples of four
+// channels: kcnn::chunks_in_batches, lanes sized by the shortest input), its refusals (a start
+// 4 or 8 bytes off 16, one input of an odd count) taking the element walk, and a second launch
+// whose slab starts at channel 36 (nine inputs).
+TEST(PortableLanes, ConcatMovesAlignedPixelsInChunks) {
+  const std::vector<std::vector<int>> counts{{4, 8},       {32, 64, 96, 32}, {12, 4, 4, 20, 8, 4, 4, 4, 16},
+                                             {8, 3, 4},    {4},              {128, 4}};
+  for (const auto& channels : counts)
+    for (const std::size_t offset : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(4)}) {
+      std::vector<float> probe(8);
+      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(probe.data()) % 16, 0u) << "the allocator's floats start off 16 bytes";
+      check_concat<layout::nhwc>(channels, offset);
     }
 }
 

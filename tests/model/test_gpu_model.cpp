@@ -17,6 +17,7 @@
 #include <typeinfo>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -564,6 +565,39 @@ TEST(GpuModelKernels, ThePortableRowWalkKeepsABatchOfLoadsInFlight) {
   EXPECT_DOUBLE_EQ(batched.st_sectors / batched.st_requests, 4.0);
   EXPECT_DOUBLE_EQ(batched.ld_requests, double(2 * d.size() / 32));
   EXPECT_NEAR(naive.launches[0].t_latency / batched.launches[0].t_latency, 2.0, 0.1);
+}
+
+// concat_vector in nhwc whose pixels start on 16 bytes and hold multiples of 4 channels (an
+// Inception module's 64 + 64 + 96 + 32) moves 16-byte chunks (kcnn::chunks_in_batches): 8 chunks
+// of the shortest input give 4 lanes of 2 chunks, 8 pixels a warp, so each request is 8 x 64
+// contiguous bytes, 16 whole sectors, and a warp keeps chunk_batch_size loads (32 bytes a lane) in
+// flight. Requests: every byte once, 512 a request. One input of 95 channels (and one of 33) takes
+// the element walk, 4 bytes a lane: at least 3 times the requests.
+TEST(GpuModelKernels, ConcatOfAlignedPixelsMovesWholeSectorsInChunks) {
+  using T4 = kcnn::tensor4<float, kcnn::layout::nhwc>;
+  const auto run = [&](const std::vector<int>& parts) {
+    std::vector<T4> in;
+    int c = 0;
+    for (const int k : parts) {
+      in.emplace_back("in", kcnn::dims4{2, k, 14, 14});
+      kcnn::fill_random(in.back(), 7 + c);
+      c += k;
+    }
+    T4 out("out", kcnn::dims4{2, c, 14, 14});
+    kcnn::model::session s(h100(), everything());
+    kcnn::concat(exec(), in, out, kcnn::variant::concat_vector{});
+    return s.finish(0);
+  };
+  const auto chunked = run({64, 64, 96, 32}), element = run({64, 64, 95, 33});
+  const double bytes = 2.0 * 14 * 14 * 256 * 4;
+  ASSERT_EQ(chunked.launches.size(), 1u);
+  EXPECT_EQ(chunked.launches[0].threads_per_block, 256);
+  EXPECT_DOUBLE_EQ(chunked.ld_requests, bytes / 512);
+  EXPECT_DOUBLE_EQ(chunked.ld_sectors / chunked.ld_requests, 16.0);
+  EXPECT_DOUBLE_EQ(chunked.st_sectors / chunked.st_requests, 16.0);
+  EXPECT_DOUBLE_EQ(chunked.launches[0].loads_in_flight, double(kcnn::chunk_batch_size));
+  EXPECT_NEAR(chunked.dram_bytes / (2 * bytes), 1.0, 0.02);
+  EXPECT_GT(element.ld_requests, 3.0 * chunked.ld_requests);
 }
 
 TEST(GpuModel, TheWarpsOfABlockShareL1) {

@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -102,15 +103,27 @@ struct concat_element {
 // the rows of their channel slab of the output (dims: the output's with the slab's channels).
 // nchw and chwn (c a row axis): a row belongs to one input, the one whose channels hold it.
 // nhwc (c the run): a row is an output pixel, walked input by input, each input's channels a
-// run of its own. Inputs are picked by compile-time index (kcnn::unrolled): an array of tensors
-// indexed at run time would live in a GPU thread's local memory.
+// run of its own: with Chunks (every input's and the output's pixels start on 16 bytes and hold
+// a multiple of four channels), in 16-byte chunks (kcnn::chunks_in_batches), the lanes sized by
+// the shortest input's chunks so that every lane keeps a batch in flight in every input's walk;
+// otherwise element by element (kcnn::run_in_batches), lanes sized by the longest input. Inputs
+// are picked by compile-time index (kcnn::unrolled): an array of tensors indexed at run time
+// would live in a GPU thread's local memory.
 inline constexpr int concat_inputs_per_launch = 8;
-template <class Exec, class In, class Out>
+// Whether t's storage starts on 16 bytes (kcnn::chunk16's loads and stores).
+template <class T>
+bool aligned16(const T& t) {
+  return reinterpret_cast<std::uintptr_t>(t.view().data()) % 16 == 0;
+}
+template <class Exec, class In, class Out, bool Chunks = false>
 struct concat_rows_body {
   static constexpr int N = concat_inputs_per_launch;
   static constexpr axis run = run_axis<typename Out::layout_tag>;
   static_assert(std::is_same_v<typename In::layout_tag, typename Out::layout_tag>,
                 "kcnn::concat: concat_vector needs the inputs and out in one layout");
+  static_assert(!Chunks || run == axis::c, "kcnn::concat: chunks along the channels of nhwc only");
+  // for_each_row's lanes: the run it is given is in chunks with Chunks (kcnn::lanes_for_run).
+  static constexpr int row_batch = Chunks ? chunk_batch_size : lane_batch_size;
   Kokkos::Array<In, N> in;
   Kokkos::Array<int, N + 1> first;  // input k's first channel in the slab; first[count]: its channels
   int count = 0;                    // inputs in this launch
@@ -125,11 +138,23 @@ struct concat_rows_body {
     run_in_batches(
         m, len, [&](const int l) { return e.load(xi, l); }, [&](const int l, const float v) { e.store(xi, l, v); });
   }
+  // Input K's channels at pixel x, 16 bytes at a time.
+  template <int K>
+  KOKKOS_FORCEINLINE_FUNCTION void walk_chunks(const typename Kokkos::TeamPolicy<Exec>::member_type& m,
+                                               const coords4& x) const {
+    using L = typename Out::layout_tag;
+    const float* src = &L::at(in[K].view(), x.n, 0, x.h, x.w);
+    float* dst = &L::at(out.view(), x.n, offset + first[K], x.h, x.w);
+    chunks_in_batches(
+        m, (first[K + 1] - first[K]) / 4, [&](const int i) { return load_chunk16(src + 4 * i); },
+        [&](const int i, const chunk16<float>& v) { store_chunk16(dst + 4 * i, v); });
+  }
   KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
     unrolled<N>([&](auto k) {
       constexpr int K = decltype(k)::value;
       if (K >= count) return;
-      if constexpr (run == axis::c) walk<K>(m, x.with<axis::c>(0), first[K + 1] - first[K]);
+      if constexpr (Chunks) walk_chunks<K>(m, x);
+      else if constexpr (run == axis::c) walk<K>(m, x.with<axis::c>(0), first[K + 1] - first[K]);
       else if (x.c >= first[K] && x.c < first[K + 1]) walk<K>(m, x.with<axis::c>(x.c - first[K]), run_length);
     });
   }
@@ -238,17 +263,29 @@ struct concat_vector {
         b.out = out;
         b.offset = offset;
         b.first[0] = 0;
-        int longest = 0;  // nhwc: the longest run, which sets the lanes
+        int longest = 0, shortest = 0;  // nhwc: the longest and the shortest run
+        bool chunks = run_axis<L> == axis::c && out.dims().c % 4 == 0 && offset % 4 == 0 && detail::aligned16(out);
         for (std::size_t k = i; k < inputs.size() && b.count < body::N; ++k, ++b.count) {
+          const int c = inputs[k].dims().c;
           b.in[b.count] = inputs[k];
-          b.first[b.count + 1] = b.first[b.count] + inputs[k].dims().c;
-          longest = inputs[k].dims().c > longest ? inputs[k].dims().c : longest;
+          b.first[b.count + 1] = b.first[b.count] + c;
+          longest = c > longest ? c : longest;
+          shortest = b.count == 0 || c < shortest ? c : shortest;
+          chunks = chunks && c % 4 == 0 && detail::aligned16(inputs[k]);
         }
         dims4 slab = out.dims();
         slab.c = b.first[b.count];
         b.run_length = extent<run_axis<L>>(slab);
-        const int run = run_axis<L> == axis::c ? longest : b.run_length;
-        for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, run, b);
+        if constexpr (run_axis<L> == axis::c) {
+          if (chunks) {
+            const detail::concat_rows_body<Exec, In, Out, true> bc{b.in, b.first, b.count, b.offset, b.out, b.run_length};
+            for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, shortest / 4, bc);
+          } else {
+            for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, longest, b);
+          }
+        } else {
+          for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, b.run_length, b);
+        }
         offset += slab.c;
       }
     }

@@ -449,8 +449,8 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr int count_value(const lane_batch<B>&) {
 
 // The slots of an Overlap walk of len elements in batches of B: ceil(len / B), rounded up to a
 // multiple of 8 (floats in a 32-byte sector) past 8. Never more lanes than lanes_for_run gives;
-// up to S * B - len elements repeat, each still loaded and computed (a body stores them unless it
-// checks lane_repeats, as LRN's does; pooling's do not).
+// up to S * B - len elements repeat, each still loaded and computed; the bodies (LRN's,
+// pooling's) leave their stores out (lane_repeats).
 KOKKOS_INLINE_FUNCTION constexpr int overlap_slots(const int len, const int B) {
   const int s = (len + B - 1) / B;
   return s > 8 ? (s + 7) / 8 * 8 : s;
@@ -621,6 +621,34 @@ KOKKOS_FORCEINLINE_FUNCTION void run_in_batches(const Member& m, const int len, 
     unrolled<B>([&](auto k) { store(s + int(decltype(k)::value) * slots, v[decltype(k)::value]); });
   });
   vector_lanes(m, slots * B, len, [&](const int i) { store(i, load(i)); });
+}
+
+// The 16-byte chunks (kcnn::chunk16, four floats) a lane of chunks_in_batches takes at once:
+// 32 bytes in flight per lane, as a reduction's batch (reduce_batch_size floats).
+inline constexpr int chunk_batch_size = 2;
+// The portable walk of a run of `chunks` 16-byte chunks with the vector lanes, for a run whose
+// every row starts on 16 bytes and holds a multiple of four floats (the caller checks the
+// pointers and extents; a scalar walk takes the rest): per lane, batches of chunk_batch_size
+// chunks S apart (S = ceil(chunks / chunk_batch_size) slots, adjacent lanes on adjacent chunks:
+// a request of L lanes covers 16 * L contiguous bytes, whole sectors), each batch's loads (v =
+// load(i), a chunk16) before its stores (store(i, v)); a batch past the run's end takes fewer.
+// An element's store follows its own load: an output may be an input.
+template <class Member, class Load, class Store>
+KOKKOS_FORCEINLINE_FUNCTION void chunks_in_batches(const Member& m, const int chunks, const Load& load, const Store& store) {
+  constexpr int B = chunk_batch_size;
+  const int slots = (chunks + B - 1) / B;
+  using value = decltype(load(0));
+  vector_lanes(m, 0, slots, [&](const int s) {
+    value v[B] = {};
+    unrolled<B>([&](auto k) {
+      const int i = s + int(decltype(k)::value) * slots;
+      if (i < chunks) v[decltype(k)::value] = load(i);
+    });
+    unrolled<B>([&](auto k) {
+      const int i = s + int(decltype(k)::value) * slots;
+      if (i < chunks) store(i, v[decltype(k)::value]);
+    });
+  });
 }
 
 namespace detail {

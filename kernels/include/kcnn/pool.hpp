@@ -361,7 +361,7 @@ struct pool_vector_body {
         });
         const auto dst = lane_ptr<axis::w>(out, x.with<axis::w>(q0));
         for_each_lane(width, [&](const int l) {
-          dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
+          if (!lane_repeats(width, l)) dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
         });
       });
     } else {
@@ -407,7 +407,7 @@ struct pool_vector_body {
           if (oh0 + A < last) {
             const auto dst = lane_ptr<run>(out, y.with<axis::h>(oh0 + A));
             for_each_lane(width, [&](const int l) {
-              dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[A][l] : acc[A][l] * inv_area[A];
+              if (!lane_repeats(width, l)) dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[A][l] : acc[A][l] * inv_area[A];
             });
           }
         });
@@ -478,7 +478,7 @@ struct pool_vector_column_body {
             1.0f / float(pool_span(oh, p.h, KR, ST, pad_top, p.pad_bottom()).padded * sw.padded);
         const auto dst = lane_ptr<run>(out, coords4{x.n, x.c, oh, x.w}.with<run>(i));
         for_each_lane(width, [&](const int l) {
-          dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
+          if (!lane_repeats(width, l)) dst[lane_offset(width, l)] = Kind == pool_kind::max ? acc[l] : acc[l] * inv_area;
         });
         unrolled<KR - ST>([&](auto k) {  // the rows the next window shares
           constexpr int K = decltype(k)::value;
