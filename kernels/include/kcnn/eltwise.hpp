@@ -104,11 +104,13 @@ struct concat_element {
 // nchw and chwn (c a row axis): a row belongs to one input, the one whose channels hold it.
 // nhwc (c the run): a row is an output pixel, walked input by input, each input's channels a
 // run of its own: with Chunks (every input's and the output's pixels start on 16 bytes and hold
-// a multiple of four channels), in 16-byte chunks (kcnn::chunks_in_batches), the lanes sized by
-// the shortest input's chunks so that every lane keeps a batch in flight in every input's walk;
-// otherwise element by element (kcnn::run_in_batches), lanes sized by the longest input. Inputs
-// are picked by compile-time index (kcnn::unrolled): an array of tensors indexed at run time
-// would live in a GPU thread's local memory.
+// a multiple of four channels, and the tensors hand out references: not the read-only handles,
+// whose loads go through __ldg), in 16-byte chunks (kcnn::chunks_in_batches), the lanes sized
+// by the shortest input's chunks, so that no input's walk leaves most lanes idle (one narrow
+// input makes the others' walks longer: {128, 4} channels take one lane a pixel); otherwise
+// element by element (kcnn::run_in_batches), lanes sized by the longest input. Inputs are picked
+// by compile-time index (kcnn::unrolled): an array of tensors indexed at run time would live in
+// a GPU thread's local memory.
 inline constexpr int concat_inputs_per_launch = 8;
 // Whether t's storage starts on 16 bytes (kcnn::chunk16's loads and stores).
 template <class T>
@@ -264,7 +266,10 @@ struct concat_vector {
         b.offset = offset;
         b.first[0] = 0;
         int longest = 0, shortest = 0;  // nhwc: the longest and the shortest run
-        bool chunks = run_axis<L> == axis::c && out.dims().c % 4 == 0 && offset % 4 == 0 && detail::aligned16(out);
+        constexpr bool references = std::is_reference_v<typename In::reference_type> &&
+                                    std::is_reference_v<typename Out::reference_type>;
+        bool chunks = references && run_axis<L> == axis::c && out.dims().c % 4 == 0 && offset % 4 == 0 &&
+                      detail::aligned16(out);
         for (std::size_t k = i; k < inputs.size() && b.count < body::N; ++k, ++b.count) {
           const int c = inputs[k].dims().c;
           b.in[b.count] = inputs[k];
@@ -276,15 +281,13 @@ struct concat_vector {
         dims4 slab = out.dims();
         slab.c = b.first[b.count];
         b.run_length = extent<run_axis<L>>(slab);
-        if constexpr (run_axis<L> == axis::c) {
-          if (chunks) {
-            const detail::concat_rows_body<Exec, In, Out, true> bc{b.in, b.first, b.count, b.offset, b.out, b.run_length};
-            for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, shortest / 4, bc);
-          } else {
-            for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, longest, b);
-          }
-        } else {
+        if constexpr (run_axis<L> != axis::c) {
           for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, b.run_length, b);
+        } else if (!chunks) {
+          for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, longest, b);
+        } else if constexpr (references) {  // chunks is false otherwise
+          const detail::concat_rows_body<Exec, In, Out, true> bc{b.in, b.first, b.count, b.offset, b.out, b.run_length};
+          for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, shortest / 4, bc);
         }
         offset += slab.c;
       }

@@ -630,8 +630,9 @@ inline constexpr int chunk_batch_size = 2;
 // every row starts on 16 bytes and holds a multiple of four floats (the caller checks the
 // pointers and extents; a scalar walk takes the rest): per lane, batches of chunk_batch_size
 // chunks S apart (S = ceil(chunks / chunk_batch_size) slots, adjacent lanes on adjacent chunks:
-// a request of L lanes covers 16 * L contiguous bytes, whole sectors), each batch's loads (v =
-// load(i), a chunk16) before its stores (store(i, v)); a batch past the run's end takes fewer.
+// a request of L lanes covers 16 * L contiguous bytes, whole 32-byte sectors where L is even and
+// the run starts on 32 bytes), each batch's loads (v = load(i), a chunk16) before its stores
+// (store(i, v)); a batch past the run's end takes fewer.
 // An element's store follows its own load: an output may be an input.
 template <class Member, class Load, class Store>
 KOKKOS_FORCEINLINE_FUNCTION void chunks_in_batches(const Member& m, const int chunks, const Load& load, const Store& store) {
