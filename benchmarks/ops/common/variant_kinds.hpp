@@ -15,8 +15,9 @@ inline const variant_kind flat{"flat", "the storage as one run, no coordinates (
                                        "flight per operand); a host thread 4096 consecutive elements, vectorised"};
 inline const variant_kind vector{"vector", "rows of the storage per team (TeamThreadRange), lanes along the layout's "
                                            "contiguous axis (ThreadVectorRange: nchw w, nhwc c, chwn n): coalesced on a "
-                                           "GPU, each lane a batch of 4 elements of its row a quarter of the row apart, "
-                                           "all loaded before the first store (4 loads in flight per operand); 16-wide "
+                                           "GPU, each lane a batch of elements of its row a slot count apart (4; 8 in a "
+                                           "reduction or where a body asks: LRN nhwc), or of two 16-byte chunks (concat "
+                                           "nhwc on pixels that start on 16 bytes), all loaded before the first store; 16-wide "
                                            "blocks on a host; coordinates once per row; LRN across channels in nchw and "
                                            "chwn walks the channel planes per element (512-element spans on a host, a "
                                            "batch of 4 per GPU lane) (kcnn/lanes.hpp, docs/performance.md)"};
