@@ -323,19 +323,29 @@ TEST(PortableLanes, MemoryBoundVariantsMatchTheNaiveOnesAtEveryRunLength) {
 namespace {
 // storage16: the test means the 16-byte form; offsets that keep 16 bytes must start every
 // tensor on 16 bytes (the allocator's alignment), or the case would test only the element walk.
+// A tensor that hands out values, not references, as CUDA's read-only handles do (their loads go
+// through __ldg): concat_vector's nhwc row then loads through lane_ptr's proxy.
 template <class L>
+struct by_value : unmanaged<L> {
+  using reference_type = float;
+  by_value() = default;
+  explicit by_value(const unmanaged<L>& t) : unmanaged<L>(t) {}
+  KOKKOS_FORCEINLINE_FUNCTION float operator()(int n, int c, int h, int w) const { return unmanaged<L>::operator()(n, c, h, w); }
+};
+
+template <class L, class In = unmanaged<L>>
 void check_concat(const std::vector<int>& channels, const std::size_t offset, const bool storage16 = false) {
   const int n = 6, h = 3, w = 5;  // chwn's run (n) takes a lane batch and a tail
   int total = 0;
   for (const int c : channels) total += c;
   std::vector<std::vector<float>> storage(channels.size());
-  std::vector<unmanaged<L>> parts;
+  std::vector<In> parts;
   int first = 0;
   for (std::size_t k = 0; k < channels.size(); ++k) {
     // Input k's element (n, c, y, x) holds a value naming its output channel first + c.
     const int f = first;
-    parts.push_back(placed<L>(storage[k], dims4{n, channels[k], h, w}, offset,
-                              [f](int i, int c, int y, int x) { return double(1000 * (f + c) + 100 * i + 10 * y + x); }));
+    parts.push_back(In(placed<L>(storage[k], dims4{n, channels[k], h, w}, offset,
+                                 [f](int i, int c, int y, int x) { return double(1000 * (f + c) + 100 * i + 10 * y + x); })));
     first += channels[k];
   }
   std::vector<float> so;
@@ -344,7 +354,8 @@ void check_concat(const std::vector<int>& channels, const std::size_t offset, co
     ASSERT_TRUE(detail::aligned16(out)) << "the output's storage starts off 16 bytes";
     for (const auto& t : parts) ASSERT_TRUE(detail::aligned16(t)) << "an input's storage starts off 16 bytes";
   }
-  kcnn::concat(host_exec(), parts, out, variant::portable<variant::concat_vector>{});
+  if constexpr (std::is_same_v<In, unmanaged<L>>) kcnn::concat(host_exec(), parts, out, variant::portable<variant::concat_vector>{});
+  else variant::concat_vector{}.run_tuned<tunings::portable>(host_exec(), parts, out, no_params{});  // not a tensor4: past the API's checks
   Kokkos::fence();
   const std::string at = std::string(L::name) + " " + std::to_string(channels.size()) + " inputs, offset " + std::to_string(offset);
   for (int i = 0; i < n; ++i)
@@ -370,16 +381,19 @@ TEST(PortableLanes, ConcatPlacesEveryInputInLaunchesOfEight) {
     }
 }
 
-// nhwc's 16-byte form (every input's and the output's pixels on 16 bytes, multiples of four
-// channels: kcnn::chunks_in_batches, lanes sized by the shortest input), its refusals (a start
-// 4 or 8 bytes off 16, one input of an odd count) taking the element walk, and a second launch
-// whose slab starts at channel 60 (nine inputs).
+// nhwc's three sources of a pixel's channels: 16-byte chunks (every input's and the output's
+// pixels on 16 bytes, multiples of four channels: kcnn::chunks_in_batches), the pointer walk
+// element by element where chunks are refused (a start 4 or 8 bytes off 16, one input of an odd
+// count), and inputs that hand out values (lane_ptr's proxy, as CUDA's read-only handles); a
+// second launch whose slab starts at channel 60 (nine inputs).
 TEST(PortableLanes, ConcatMovesAlignedPixelsInChunks) {
   const std::vector<std::vector<int>> counts{{4, 8},       {32, 64, 96, 32}, {12, 4, 4, 20, 8, 4, 4, 4, 16},
                                              {8, 3, 4},    {4},              {128, 4}};
   for (const auto& channels : counts)
-    for (const std::size_t offset : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(4)})
+    for (const std::size_t offset : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(4)}) {
       check_concat<layout::nhwc>(channels, offset, true);
+      check_concat<layout::nhwc, by_value<layout::nhwc>>(channels, offset);
+    }
 }
 
 namespace {

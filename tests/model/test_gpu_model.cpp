@@ -567,12 +567,14 @@ TEST(GpuModelKernels, ThePortableRowWalkKeepsABatchOfLoadsInFlight) {
   EXPECT_NEAR(naive.launches[0].t_latency / batched.launches[0].t_latency, 2.0, 0.1);
 }
 
-// concat_vector in nhwc whose pixels start on 16 bytes and hold multiples of 4 channels (an
-// Inception module's 64 + 64 + 96 + 32) moves 16-byte chunks (kcnn::chunks_in_batches): 8 chunks
-// of the shortest input give 4 lanes of 2 chunks, 8 pixels a warp, so each request is 8 x 64
-// contiguous bytes, 16 whole sectors, and a warp keeps chunk_batch_size loads (32 bytes a lane) in
-// flight. Requests: every byte once, 512 a request. One input of 95 channels (and one of 33) takes
-// the element walk, 4 bytes a lane: at least 3 times the requests.
+// concat_vector's nhwc row, a pixel's channels as one run whose elements are loaded from the
+// inputs that hold them: on pixels that start on 16 bytes and channel counts of 4s (an Inception
+// module's 64 + 64 + 96 + 32) in 16-byte chunks (kcnn::chunks_in_batches). 64 chunks give 32
+// lanes of 2 chunks, a pixel a warp: each request is 32 chunks of one or two inputs' pixels,
+// 512 bytes of whole sectors, and a warp keeps chunk_batch_size loads (32 bytes a lane) in
+// flight: 49 blocks of 8 pixels, below one wave, one DRAM round trip for the whole launch, not
+// one per input. One input of 95 channels (and one of 33) takes the element walk, 4 bytes a lane,
+// batches of 4 in two round trips of 32 lanes: at least 3 times the requests.
 TEST(GpuModelKernels, ConcatOfAlignedPixelsMovesWholeSectorsInChunks) {
   using T4 = kcnn::tensor4<float, kcnn::layout::nhwc>;
   const auto run = [&](const std::vector<int>& parts) {
@@ -589,15 +591,20 @@ TEST(GpuModelKernels, ConcatOfAlignedPixelsMovesWholeSectorsInChunks) {
     return s.finish(0);
   };
   const auto chunked = run({64, 64, 96, 32}), element = run({64, 64, 95, 33});
-  const double bytes = 2.0 * 14 * 14 * 256 * 4;
+  const double bytes = 2.0 * 14 * 14 * 256 * 4, latency = h100().mem_latency_s;
   ASSERT_EQ(chunked.launches.size(), 1u);
   EXPECT_EQ(chunked.launches[0].threads_per_block, 256);
+  EXPECT_EQ(chunked.launches[0].blocks, 2 * 14 * 14 / 8);
   EXPECT_DOUBLE_EQ(chunked.ld_requests, bytes / 512);
   EXPECT_DOUBLE_EQ(chunked.ld_sectors / chunked.ld_requests, 16.0);
   EXPECT_DOUBLE_EQ(chunked.st_sectors / chunked.st_requests, 16.0);
   EXPECT_DOUBLE_EQ(chunked.launches[0].loads_in_flight, double(kcnn::chunk_batch_size));
+  EXPECT_NEAR(chunked.launches[0].t_latency, latency, 1e-3 * latency);
   EXPECT_NEAR(chunked.dram_bytes / (2 * bytes), 1.0, 0.02);
+  ASSERT_EQ(element.launches.size(), 1u);
   EXPECT_GT(element.ld_requests, 3.0 * chunked.ld_requests);
+  EXPECT_DOUBLE_EQ(element.launches[0].loads_in_flight, double(kcnn::lane_batch_size));
+  EXPECT_NEAR(element.launches[0].t_latency, 2 * latency, 0.05 * latency);  // two round trips
 }
 
 TEST(GpuModel, TheWarpsOfABlockShareL1) {

@@ -102,63 +102,95 @@ struct concat_element {
 // concat_vector's portable form: one launch for up to concat_inputs_per_launch inputs, over
 // the rows of their channel slab of the output (dims: the output's with the slab's channels).
 // nchw and chwn (c a row axis): a row belongs to one input, the one whose channels hold it.
-// nhwc (c the run): a row is an output pixel, walked input by input, each input's channels a
-// run of its own: with Chunks (every input's and the output's pixels start on 16 bytes and hold
-// a multiple of four channels, and the tensors hand out references: not the read-only handles,
-// whose loads go through __ldg), in 16-byte chunks (kcnn::chunks_in_batches), the lanes sized
-// by the shortest input's chunks, so that no input's walk leaves most lanes idle (one narrow
-// input makes the others' walks longer: {128, 4} channels take one lane a pixel); otherwise
-// element by element (kcnn::run_in_batches), lanes sized by the longest input. Inputs are picked
-// by compile-time index (kcnn::unrolled): an array of tensors indexed at run time would live in
-// a GPU thread's local memory.
+// nhwc (c the run): a row is an output pixel, the slab's channels one run whose every element
+// is loaded from the input that holds it (the last K with first[K] <= its channel): a batch's
+// loads are all issued before its stores whichever inputs they come from, so a pixel costs one
+// round trip per batch, not one per input, and no narrow input leaves lanes idle. Its sources:
+//  - lanes: through each input's lane_ptr, one predicated load per input (any tensor: the
+//    read-only handles' loads go through __ldg);
+//  - pointers: tensors that hand out references over contiguous storage: the element's input,
+//    its first channel and its channel count are selected from the launch's parameters and the
+//    address is computed from the pixel's index, so no per-input address is held across the walk
+//    (eight inputs' addresses would take 16 registers, and with them occupancy);
+//  - chunks: as pointers, where every input's and the output's pixels also start on 16 bytes and
+//    hold a multiple of four channels (no chunk straddles two inputs): 16-byte chunks
+//    (kcnn::chunks_in_batches).
+// Inputs are picked by compile-time index (kcnn::unrolled): an array of tensors indexed at run
+// time would live in a GPU thread's local memory.
 inline constexpr int concat_inputs_per_launch = 8;
+enum class concat_source { lanes, pointers, chunks };
 // Whether t's storage starts on 16 bytes (kcnn::chunk16's loads and stores).
 template <class T>
 bool aligned16(const T& t) {
   return reinterpret_cast<std::uintptr_t>(t.view().data()) % 16 == 0;
 }
-template <class Exec, class In, class Out, bool Chunks = false>
+template <class Exec, class In, class Out, concat_source Source = concat_source::lanes>
 struct concat_rows_body {
   static constexpr int N = concat_inputs_per_launch;
-  static constexpr axis run = run_axis<typename Out::layout_tag>;
-  static_assert(std::is_same_v<typename In::layout_tag, typename Out::layout_tag>,
-                "kcnn::concat: concat_vector needs the inputs and out in one layout");
-  static_assert(!Chunks || run == axis::c, "kcnn::concat: chunks along the channels of nhwc only");
-  // for_each_row's lanes: the run it is given is in chunks with Chunks (kcnn::lanes_for_run).
-  static constexpr int row_batch = Chunks ? chunk_batch_size : lane_batch_size;
+  using L = typename Out::layout_tag;
+  static constexpr axis run = run_axis<L>;
+  static_assert(std::is_same_v<typename In::layout_tag, L>, "kcnn::concat: concat_vector needs the inputs and out in one layout");
+  static_assert(Source == concat_source::lanes || std::is_same_v<L, layout::nhwc>,
+                "kcnn::concat: pointers and chunks index nhwc's pixels");
+  static constexpr bool chunks = Source == concat_source::chunks;
+  // for_each_row's lanes: the run it is given is in chunks with chunks (kcnn::lanes_for_run).
+  static constexpr int row_batch = chunks ? chunk_batch_size : lane_batch_size;
+  using member = typename Kokkos::TeamPolicy<Exec>::member_type;
   Kokkos::Array<In, N> in;
   Kokkos::Array<int, N + 1> first;  // input k's first channel in the slab; first[count]: its channels
   int count = 0;                    // inputs in this launch
   int offset = 0;                   // the slab's first output channel
   Out out;
-  int run_length = 0;               // nchw, chwn: the run's elements (w, n)
-  // Input K's run at xi (its own coordinates), through concat_element's load and store.
+  int run_length = 0;               // the run's elements (nchw: w, nhwc: the slab's c, chwn: n)
+  // nchw, chwn: input K's run at xi (its own coordinates), through concat_element's load and store.
   template <int K>
-  KOKKOS_FORCEINLINE_FUNCTION void walk(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& xi,
-                                        const int len) const {
+  KOKKOS_FORCEINLINE_FUNCTION void walk(const member& m, const coords4& xi) const {
     const concat_element<In, Out> e{in[K], out, offset + first[K]};
     run_in_batches(
-        m, len, [&](const int l) { return e.load(xi, l); }, [&](const int l, const float v) { e.store(xi, l, v); });
+        m, run_length, [&](const int l) { return e.load(xi, l); }, [&](const int l, const float v) { e.store(xi, l, v); });
   }
-  // Input K's channels at pixel x, 16 bytes at a time.
-  template <int K>
-  KOKKOS_FORCEINLINE_FUNCTION void walk_chunks(const typename Kokkos::TeamPolicy<Exec>::member_type& m,
-                                               const coords4& x) const {
-    using L = typename Out::layout_tag;
-    const float* src = &L::at(in[K].view(), x.n, 0, x.h, x.w);
-    float* dst = &L::at(out.view(), x.n, offset + first[K], x.h, x.w);
-    chunks_in_batches(
-        m, (first[K + 1] - first[K]) / 4, [&](const int i) { return load_chunk16(src + 4 * i); },
-        [&](const int i, const chunk16<float>& v) { store_chunk16(dst + 4 * i, v); });
-  }
-  KOKKOS_INLINE_FUNCTION void row(const typename Kokkos::TeamPolicy<Exec>::member_type& m, const coords4& x) const {
+  // nhwc, lanes: channel l of the slab at pixel x.
+  KOKKOS_FORCEINLINE_FUNCTION float load_lanes(const coords4& x, const int l) const {
+    float v = 0.0f;
     unrolled<N>([&](auto k) {
       constexpr int K = decltype(k)::value;
-      if (K >= count) return;
-      if constexpr (Chunks) walk_chunks<K>(m, x);
-      else if constexpr (run == axis::c) walk<K>(m, x.with<axis::c>(0), first[K + 1] - first[K]);
-      else if (x.c >= first[K] && x.c < first[K + 1]) walk<K>(m, x.with<axis::c>(x.c - first[K]), run_length);
+      if (K < count && l >= first[K] && l < first[K + 1]) v = lane_ptr<run>(in[K], x)[l - first[K]];
     });
+    return v;
+  }
+  // nhwc, pointers and chunks: channel c of the slab at the pixel of index `pixel` (its input's
+  // pixels hold its channel count of contiguous floats).
+  KOKKOS_FORCEINLINE_FUNCTION const float* source(const std::size_t pixel, const int c) const {
+    const float* data = in[0].view().data();
+    int f = 0, channels = first[1];
+    unrolled<N - 1>([&](auto k) {
+      constexpr int K = decltype(k)::value + 1;
+      if (K < count && c >= first[K]) data = in[K].view().data(), f = first[K], channels = first[K + 1] - first[K];
+    });
+    return data + pixel * std::size_t(channels) + std::size_t(c - f);
+  }
+  KOKKOS_INLINE_FUNCTION void row(const member& m, const coords4& x) const {
+    if constexpr (run != axis::c) {
+      unrolled<N>([&](auto k) {
+        constexpr int K = decltype(k)::value;
+        if (K < count && x.c >= first[K] && x.c < first[K + 1]) walk<K>(m, x.with<axis::c>(x.c - first[K]));
+      });
+    } else if constexpr (Source == concat_source::lanes) {
+      run_in_batches(
+          m, run_length, [&](const int l) { return load_lanes(x, l); },
+          [&](const int l, const float v) { lane_ptr<run>(out, x.with<axis::c>(offset))[l] = v; });
+    } else {
+      const dims4 d = out.dims();
+      const std::size_t pixel = (std::size_t(x.n) * std::size_t(d.h) + std::size_t(x.h)) * std::size_t(d.w) + std::size_t(x.w);
+      float* dst = &L::at(out.view(), x.n, offset, x.h, x.w);
+      if constexpr (chunks)
+        chunks_in_batches(
+            m, run_length / 4, [&](const int i) { return load_chunk16(source(pixel, 4 * i)); },
+            [&](const int i, const chunk16<float>& v) { store_chunk16(dst + 4 * i, v); });
+      else
+        run_in_batches(
+            m, run_length, [&](const int l) { return *source(pixel, l); }, [&](const int l, const float v) { dst[l] = v; });
+    }
   }
 };
 }  // namespace detail
@@ -265,29 +297,31 @@ struct concat_vector {
         b.out = out;
         b.offset = offset;
         b.first[0] = 0;
-        int longest = 0, shortest = 0;  // nhwc: the longest and the shortest run
         constexpr bool references = std::is_reference_v<typename In::reference_type> &&
                                     std::is_reference_v<typename Out::reference_type>;
-        bool chunks = references && run_axis<L> == axis::c && out.dims().c % 4 == 0 && offset % 4 == 0 &&
-                      detail::aligned16(out);
+        bool pointers = references && std::is_same_v<L, layout::nhwc> && out.view().span_is_contiguous();
+        bool chunks = out.dims().c % 4 == 0 && offset % 4 == 0 && detail::aligned16(out);
         for (std::size_t k = i; k < inputs.size() && b.count < body::N; ++k, ++b.count) {
           const int c = inputs[k].dims().c;
           b.in[b.count] = inputs[k];
           b.first[b.count + 1] = b.first[b.count] + c;
-          longest = c > longest ? c : longest;
-          shortest = b.count == 0 || c < shortest ? c : shortest;
+          pointers = pointers && inputs[k].view().span_is_contiguous();
           chunks = chunks && c % 4 == 0 && detail::aligned16(inputs[k]);
         }
         dims4 slab = out.dims();
         slab.c = b.first[b.count];
         b.run_length = extent<run_axis<L>>(slab);
-        if constexpr (run_axis<L> != axis::c) {
+        if (!pointers) {
           for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, b.run_length, b);
-        } else if (!chunks) {
-          for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, longest, b);
-        } else if constexpr (references) {  // chunks is false otherwise
-          const detail::concat_rows_body<Exec, In, Out, true> bc{b.in, b.first, b.count, b.offset, b.out, b.run_length};
-          for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, shortest / 4, bc);
+        } else if constexpr (references && std::is_same_v<L, layout::nhwc>) {  // pointers is false otherwise
+          using concat_source = detail::concat_source;
+          if (chunks) {
+            const detail::concat_rows_body<Exec, In, Out, concat_source::chunks> bc{b.in, b.first, b.count, b.offset, b.out, b.run_length};
+            for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, b.run_length / 4, bc);
+          } else {
+            const detail::concat_rows_body<Exec, In, Out, concat_source::pointers> bp{b.in, b.first, b.count, b.offset, b.out, b.run_length};
+            for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, b.run_length, bp);
+          }
         }
         offset += slab.c;
       }
