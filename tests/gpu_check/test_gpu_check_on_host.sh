@@ -58,7 +58,8 @@ rc=$?
 
 # Only concat in nchw: the smoke and ncu steps are short on a host, the other suites have no concat
 # and fail at once (exit 2), so the check exits 1 and says so. The same binary stands in for an
-# older one: its perf_memory forms (the DRAM-sized concat) go to baseline/.
+# older one: its memory-bound forms of smoke and perf_memory (the small and the DRAM-sized concat)
+# go to baseline/.
 start=$(date +%s)
 (cd "$root" && PATH="$work/bin:$PATH" OUT="$work/out" scripts/gpu-check --minutes 1.5 --bench "$bench" \
   --baseline "$bench" --baseline-minutes 0.4 -- --quick --no-ceilings --op concat --layout nchw) >"$work/stdout" 2>&1
@@ -76,8 +77,11 @@ grep -q -- '-ncu-metrics\.csv$' "$work/listing" || fail "no ncu log in the archi
 grep -q -- '-ncu-metrics-counters\.csv$' "$work/listing" || fail "no counters CSV in the archive"
 grep -q -- 'report/index\.html$' "$work/listing" || fail "no report in the archive"
 grep -q -- 'gpu-check\.log$' "$work/listing" || fail "no log in the archive"
-grep -q -- '^\./baseline/.*-perf_memory\.csv$' "$work/listing" || fail "no baseline perf_memory results in the archive"
+grep -q -- '^\./baseline/.*-smoke+perf_memory\.csv$' "$work/listing" || fail "no baseline smoke and perf_memory results in the archive"
 mkdir -p "$work/x" && tar -xzf "$archive" -C "$work/x"
+base=$(find "$work/x/baseline" -name '*-smoke+perf_memory.csv' | head -1)
+grep -q '^concat/nchw/global/coalesced/vector/smoke\.concat3/n8,\|,concat/nchw/global/coalesced/vector/smoke\.concat3/n8,' "$base" ||
+  fail "the baseline lacks the smoke's concat"
 counters=$(find "$work/x" -name '*-ncu-metrics-counters.csv' | head -1)
 grep -q '^concat/nchw/global/coalesced/vector/ncu\.concat/n32,' "$counters" || fail "the counters CSV lacks the profiled case"
 md=$(find "$work/x" -path '*report/report.md' | grep -v ncu-profiled | head -1)
