@@ -108,7 +108,7 @@ struct concat_element {
 // round trip per batch, not one per input, and no narrow input leaves lanes idle. Its sources:
 //  - lanes: through each input's lane_ptr, one predicated load per input (any tensor: the
 //    read-only handles' loads go through __ldg);
-//  - pointers: tensors that hand out references over contiguous storage: the element's input,
+//  - pointers: tensors of floats that hand out references over contiguous storage: the element's input,
 //    its first channel and its channel count are selected from the launch's parameters and the
 //    address is computed from the pixel's index, so no per-input address is held across the walk
 //    (eight inputs' addresses would take 16 registers, and with them occupancy);
@@ -130,14 +130,15 @@ struct concat_rows_body {
   using L = typename Out::layout_tag;
   static constexpr axis run = run_axis<L>;
   static_assert(std::is_same_v<typename In::layout_tag, L>, "kcnn::concat: concat_vector needs the inputs and out in one layout");
-  static_assert(Source == concat_source::lanes || std::is_same_v<L, layout::nhwc>,
-                "kcnn::concat: pointers and chunks index nhwc's pixels");
+  static_assert(Source == concat_source::lanes || (std::is_same_v<L, layout::nhwc> &&
+                                                    std::is_same_v<std::remove_const_t<typename In::value_type>, float>),
+                "kcnn::concat: pointers and chunks index nhwc's pixels of floats");
   static constexpr bool chunks = Source == concat_source::chunks;
   // for_each_row's lanes: the run it is given is in chunks with chunks (kcnn::lanes_for_run).
   static constexpr int row_batch = chunks ? chunk_batch_size : lane_batch_size;
   using member = typename Kokkos::TeamPolicy<Exec>::member_type;
   Kokkos::Array<In, N> in;
-  Kokkos::Array<int, N + 1> first;  // input k's first channel in the slab; first[count]: its channels
+  Kokkos::Array<int, N + 1> first{};  // input k's first channel in the slab; first[count]: its channels
   int count = 0;                    // inputs in this launch
   int offset = 0;                   // the slab's first output channel
   Out out;
@@ -297,9 +298,12 @@ struct concat_vector {
         b.out = out;
         b.offset = offset;
         b.first[0] = 0;
-        constexpr bool references = std::is_reference_v<typename In::reference_type> &&
-                                    std::is_reference_v<typename Out::reference_type>;
-        bool pointers = references && std::is_same_v<L, layout::nhwc> && out.view().span_is_contiguous();
+        // Tensors of floats in nhwc that hand out references: the pointer and chunk sources.
+        constexpr bool addressable = std::is_reference_v<typename In::reference_type> &&
+                                     std::is_reference_v<typename Out::reference_type> && std::is_same_v<L, layout::nhwc> &&
+                                     std::is_same_v<std::remove_const_t<typename In::value_type>, float> &&
+                                     std::is_same_v<typename Out::value_type, float>;
+        bool pointers = addressable && out.view().span_is_contiguous();
         bool chunks = out.dims().c % 4 == 0 && offset % 4 == 0 && detail::aligned16(out);
         for (std::size_t k = i; k < inputs.size() && b.count < body::N; ++k, ++b.count) {
           const int c = inputs[k].dims().c;
@@ -313,7 +317,7 @@ struct concat_vector {
         b.run_length = extent<run_axis<L>>(slab);
         if (!pointers) {
           for_each_row<L, -1, tunings::portable>("kcnn::concat_vector", exec, slab, b.run_length, b);
-        } else if constexpr (references && std::is_same_v<L, layout::nhwc>) {  // pointers is false otherwise
+        } else if constexpr (addressable) {  // pointers is false otherwise
           using concat_source = detail::concat_source;
           if (chunks) {
             const detail::concat_rows_body<Exec, In, Out, concat_source::chunks> bc{b.in, b.first, b.count, b.offset, b.out, b.run_length};
