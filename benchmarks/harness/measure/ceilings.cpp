@@ -28,7 +28,7 @@ struct copy_kernel {
   Kokkos::View<float*> b;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { b(i) = a(i); }
 };
-// Item i copies i, i + q, i + 2q, i + 3q: four loads issued before the first store.
+// Item i copies i, i + q, i + 2q, i + 3q (copy4_of gives q): four loads issued before the first store.
 struct copy4_kernel {
   Kokkos::View<const float*> a;
   Kokkos::View<float*> b;
@@ -128,9 +128,23 @@ double copy_stream_seconds(const sampler& timer, const float* a, float* b, const
   }
 }
 
+// copy4 over arrays of n floats: item i copies i, i + stride, i + 2 stride, i + 3 stride, for
+// `items` items. The stride is a quarter of the array rounded down to 32 floats, plus 32 (128
+// bytes): four read and four write streams a multiple of 4 KiB apart fall into the same sets of a
+// host core's L1 and L2 and slow the copy by an order of magnitude, while 128 bytes keep every
+// warp's requests on a GPU aligned. items = n - 3 stride <= stride: the quarters do not overlap.
+struct copy4_geometry {
+  std::size_t stride = 0, items = 0;
+};
+copy4_geometry copy4_of(const std::size_t n) {
+  constexpr std::size_t pad = 32;
+  const std::size_t stride = n / 4 / pad * pad + pad;
+  return {stride, n > 3 * stride ? n - 3 * stride : 0};
+}
+
 // The other copies over the same arrays (nullptr: not measured).
 struct more_copies {
-  double* copy4 = nullptr;        // the 4-element copy over the first n - n % 4 elements
+  double* copy4 = nullptr;        // the 4-element copy (copy4_of(n))
   double* copy_stream = nullptr;  // the streamed copy (host backends)
   double* d2d = nullptr;          // the runtime's device-to-device copy (GPU backends)
 };
@@ -145,9 +159,10 @@ double copy_seconds(const sampler& timer, std::size_t n, int reps, double overhe
   const double s =
       best_seconds(timer, reps, overhead_s, [&] { Kokkos::parallel_for("kcnn::ceil.copy", range, copy_kernel{a, b}); });
   if (more.copy4 && !stop_requested()) {
-    const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> quarter(0, n / 4);
+    const copy4_geometry g = copy4_of(n);
+    const Kokkos::RangePolicy<exec, Kokkos::IndexType<std::size_t>> quarter(0, g.items);
     *more.copy4 = best_seconds(timer, reps, overhead_s,
-                               [&] { Kokkos::parallel_for("kcnn::ceil.copy4", quarter, copy4_kernel{a, b, n / 4}); });
+                               [&] { Kokkos::parallel_for("kcnn::ceil.copy4", quarter, copy4_kernel{a, b, g.stride}); });
   }
   if (more.copy_stream && !stop_requested())
     *more.copy_stream = copy_stream_seconds<exec>(timer, a.data(), b.data(), n, reps, overhead_s);
@@ -164,7 +179,7 @@ void copy_ceilings(ceilings& c, const sampler& timer, std::size_t n, double over
   c.copy_gbps = 2.0 * c.array_bytes / c.copy_s / 1e9;
   if (c.d2d_copy_s > 0) c.d2d_copy_gbps = 2.0 * c.array_bytes / c.d2d_copy_s / 1e9;
   if (c.copy_stream_s > 0) c.copy_stream_gbps = 2.0 * c.array_bytes / c.copy_stream_s / 1e9;
-  c.copy4_array_bytes = double(n / 4 * 4) * sizeof(float);
+  c.copy4_array_bytes = double(4 * copy4_of(n).items) * sizeof(float);
   if (c.copy4_s > 0) c.copy4_gbps = 2.0 * c.copy4_array_bytes / c.copy4_s / 1e9;
 }
 
@@ -309,7 +324,8 @@ json ceilings_json(const ceilings& c) {
       .set("method",
            "best of reps samples, each of enough back-to-back launches to last 100x the timer overhead; copy 2 x 4 B "
            "and triad 3 x 4 B per element (no write-allocate); cache_copy: the copy with both arrays in half the "
-           "last-level cache (L2 on a GPU); copy4: the copy with 4 independent elements per work item, part of "
+           "last-level cache (L2 on a GPU); copy4: the copy with 4 independent elements per work item, a quarter of "
+           "the array rounded down to 128 bytes plus 128 bytes apart (no 4 KiB aliasing on a host), part of "
            "a GPU's roof; copy_stream (host): the copy with non-temporal stores (no write-allocate), part of a "
            "host's roof; d2d_copy (GPU): Kokkos::deep_copy between two device Views, part of a GPU's roof; "
            "bandwidth_gbps: the roof, bandwidth_source: which ceiling it is; every sample through the run's "
