@@ -9,8 +9,11 @@
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <chrono>
@@ -52,6 +55,49 @@ proc_result run(const std::string& exe, const std::string& args) {
   r.out = slurp(o);
   r.err = slurp(e);
   fs::remove_all(tmp);
+  return r;
+}
+
+// Runs exe with args from the source folder, SIGINT ignored as a script's `cmd &` starts it, and
+// sends it SIGINT as soon as its standard error has printed `marker`: the signal lands in the stage
+// the marker opens however fast the host is. `seconds`: from the signal to the exit (-1: never sent).
+proc_result run_interrupted_after(const std::string& exe, const std::vector<std::string>& args,
+                                  const std::string& marker, double& seconds) {
+  std::vector<char*> argv{const_cast<char*>(exe.c_str())};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int err_pipe[2];
+  if (::pipe(err_pipe) != 0) return {};
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // only async-signal-safe calls until exec
+    std::signal(SIGINT, SIG_IGN);
+    ::dup2(err_pipe[1], 2);
+    ::close(err_pipe[0]);
+    ::close(err_pipe[1]);
+    const int null_out = ::open("/dev/null", O_WRONLY);
+    if (null_out >= 0) ::dup2(null_out, 1);
+    if (::chdir(KCNN_SOURCE_DIR) != 0) ::_exit(126);
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(err_pipe[1]);
+  proc_result r;
+  seconds = -1;
+  std::chrono::steady_clock::time_point sent{};
+  char buf[4096];
+  for (ssize_t n; (n = ::read(err_pipe[0], buf, sizeof buf)) > 0;) {
+    r.err.append(buf, std::size_t(n));
+    if (seconds < 0 && r.err.find(marker) != std::string::npos) {
+      ::kill(pid, SIGINT);
+      sent = std::chrono::steady_clock::now();
+      seconds = 0;
+    }
+  }
+  ::close(err_pipe[0]);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  if (seconds == 0) seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
 }
 
@@ -701,14 +747,13 @@ TEST(Cli, InterruptedRunKeepsItsRowsAndResumeFinishesIt) {
 }
 
 TEST(Cli, SigintDuringTheCeilingsStopsPromptlyEvenWhenInheritedIgnored) {
-  // A script's `cmd &` starts kcnn-bench with SIGINT ignored; the signal arrives 1.5 s in, during
-  // the ceilings (seconds long): the run stops within a sample, writes its (empty) file and says so.
+  // Started with SIGINT ignored (a script's `cmd &`), interrupted once it says it measures the
+  // ceilings: the run stops within a sample, writes its (empty) file and says so.
   const fs::path out = fresh_dir("kcnn_cli_sigint_ceilings");
-  const auto start = std::chrono::steady_clock::now();
-  const auto r = run("/usr/bin/timeout", "--preserve-status -s INT 1.5 /bin/sh -c \"trap '' INT; exec '" +
-                                             std::string(KCNN_BENCH_EXE) + "' --quick --suite smoke --out " +
-                                             out.string() + "\"");
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = -1;
+  const auto r = run_interrupted_after(KCNN_BENCH_EXE, {"--quick", "--suite", "smoke", "--out", out.string()},
+                                       "kcnn-bench: measuring the ceilings", seconds);
+  ASSERT_GE(seconds, 0.0) << "the ceilings were announced: " << r.err;
   EXPECT_EQ(r.code, 130) << r.err;
   EXPECT_NE(r.err.find("interrupted by signal 2"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("kcnn-bench: ceilings:"), std::string::npos) << "ceilings cut short are not printed: " << r.err;
@@ -807,10 +852,13 @@ TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
                                 "echo \"from-start=$from clock=$clock nvtx=$nvtx rename=$rename target: $*\" > \"$log.args\"\n"
                                 "exec \"$@\"\n";
   fs::permissions(bin / "ncu", fs::perms::owner_all);
-  // Only concat: the smoke step and the profiled smoke run are short, the other suites have no
-  // concat and fail at once (exit 2), which the record says.
+  // One concat form, the one-element nhwc walk, and only where the smoke and Nsight Compute lists
+  // hold it: the smoke step and the profiled run are short; the other steps select nothing (no
+  // concat, or the perf_memory steps' DRAM-sized concat, which the key leaves out) and fail at
+  // once (exit 2), which the record says.
   const auto r = run("/usr/bin/env", "PATH=" + bin.string() + ":/usr/bin:/bin '" + std::string(KCNN_BENCH_EXE) +
-                     "' --session first-gpu --session-minutes 5 --quick --no-ceilings --op concat --layout nchw --out " +
+                     "' --session first-gpu --session-minutes 5 --quick --no-ceilings --op concat --layout nhwc "
+                     "--variant naive --key '^concat/nhwc/global/coalesced/naive/(smoke|ncu)\\.' --out " +
                      out.string());
   EXPECT_EQ(r.code, 1) << r.out << r.err;  // the steps without concat failed
   const auto records = files_with(out, "-session.json");

@@ -92,7 +92,7 @@ TEST(ForwardPass, ArenaPassEqualsTheSeparateBufferPass) {
 }
 
 TEST(ForwardPass, InPlacePlanPutsLrnInPlaceAndShrinksTheArena) {
-  suite su = small("alexnet", 2);
+  suite su = small("alexnet", 1);  // the peaks below compare the same way at any batch
   su.layers.resize(8);  // conv1, relu1, norm1 (LRN), pool1, conv2, relu2, norm2, pool2
   const auto ref = reference_forward(su, seed);
   const auto plain = uniform_plan(su, layout_axis::nchw);
@@ -103,9 +103,9 @@ TEST(ForwardPass, InPlacePlanPutsLrnInPlaceAndShrinksTheArena) {
   const auto a = run_forward(su, plain, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::arena);
   const auto b = run_forward(su, in_place, seed, ref, 1e-4, 1, 1, 0.0, activation_memory::arena);
   ASSERT_TRUE(b.check.passed) << b.check.message;
-  // The peak was norm1 (conv1's output and its own, 2 x 96 x 55 x 55 floats each); in place it
-  // is conv1 (the input, 2 x 3 x 227 x 227, and its output).
-  const double conv1_out = 2.0 * 96 * 55 * 55 * 4, input = 2.0 * 3 * 227 * 227 * 4;
+  // The peak was norm1 (conv1's output and its own, 96 x 55 x 55 floats each); in place it is
+  // conv1 (the input, 3 x 227 x 227, and its output).
+  const double conv1_out = 96.0 * 55 * 55 * 4, input = 3.0 * 227 * 227 * 4;
   EXPECT_EQ(a.arena_bytes, 2 * conv1_out);
   EXPECT_EQ(b.arena_bytes, input + conv1_out);
 }

@@ -3,16 +3,21 @@
 // working-set-in-cache mark; a timed run allocates nothing; a device timer's figures become the
 // row's GPU time, its throttled samples are discarded and counted, a hold that timed out is
 // sampled again unheld.
+#include "device/context.hpp"
 #include "measure/measure.hpp"
 #include "measure/sampler.hpp"
 #include "run/mpi_job.hpp"
 #include "cases/registry.hpp"
 #include "suites/suite.hpp"
 
+#include "test_tmp.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -47,6 +52,44 @@ TEST(Measure, CacheFlushReadsTheWholeBufferAndWritesNothing) {
   std::size_t changed = 0;
   for (std::size_t i = 0; i < h.extent(0); ++i) changed += h(i) != 0.5f;
   EXPECT_EQ(changed, 0u) << "a flush must not write: dirty lines would be written back in the timed kernel";
+}
+
+// The ceilings' arrays, --cold's flush and --fill's batches are sized by the last-level cache the
+// run's CPUs reach: on a stubbed sysfs of an AMD-like host (4 CPUs, two L3 slices of 32 MiB, one per
+// pair of CPUs; per-CPU L1 and L2) each slice counts once, and only the slices the CPUs reach.
+TEST(Measure, LastLevelCacheIsTheSlicesTheCpusReachEachOnce) {
+  namespace fs = std::filesystem;
+  const fs::path root = kcnn_test_tmp() / "sysfs_cpu";
+  const auto cache = [&](int cpu, int index, const char* level, const char* type, const char* size,
+                         const std::string& shared) {
+    const fs::path dir = root / ("cpu" + std::to_string(cpu)) / "cache" / ("index" + std::to_string(index));
+    fs::create_directories(dir);
+    std::ofstream(dir / "level") << level << "\n";
+    std::ofstream(dir / "type") << type << "\n";
+    std::ofstream(dir / "size") << size << "\n";
+    std::ofstream(dir / "shared_cpu_list") << shared << "\n";
+  };
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    cache(cpu, 0, "1", "Data", "32K", std::to_string(cpu));
+    cache(cpu, 1, "1", "Instruction", "64K", std::to_string(cpu));
+    cache(cpu, 2, "2", "Unified", "512K", std::to_string(cpu));
+    cache(cpu, 3, "3", "Unified", "32768K", cpu < 2 ? "0-1" : "2-3");
+  }
+  // CPU 4 lists no L3 (its highest level is its own L2, 1 MiB); CPU 5 lists only an instruction cache.
+  cache(4, 0, "1", "Data", "48K", "4");
+  cache(4, 1, "2", "Unified", "1M", "4");
+  cache(5, 0, "1", "Instruction", "32K", "5");
+  constexpr double mib = 1024.0 * 1024.0;
+  const std::string r = root.string();
+  EXPECT_EQ(reachable_llc_bytes(r, {0}), 32 * mib);
+  EXPECT_EQ(reachable_llc_bytes(r, {0, 1}), 32 * mib) << "one slice shared by both CPUs counts once";
+  EXPECT_EQ(reachable_llc_bytes(r, {0, 2}), 64 * mib);
+  EXPECT_EQ(reachable_llc_bytes(r, {0, 1, 2, 3}), 64 * mib);
+  EXPECT_EQ(reachable_llc_bytes(r, {4}), 1 * mib);
+  EXPECT_EQ(reachable_llc_bytes(r, {4, 3}), 32 * mib) << "the highest level listed wins";
+  EXPECT_EQ(reachable_llc_bytes(r, {5}), 0.0) << "an instruction cache is no last-level cache";
+  EXPECT_EQ(reachable_llc_bytes(r, {9}), 0.0) << "a CPU sysfs does not list";
+  EXPECT_EQ(reachable_llc_bytes((root / "missing").string(), {0}), 0.0);
 }
 
 TEST(Measure, LaunchesPerSampleAmortiseTheTimerOverhead) {

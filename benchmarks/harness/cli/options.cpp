@@ -142,7 +142,8 @@ layers of a suite: validate against the host reference, then time. Writes
   --ceilings           only measure the device's ceilings (stream copy and triad bandwidth,
                        FMA peak, KokkosBlas::gemm rate): printed, and written as op `ceiling`
                        rows; every other run measures them first for its roofline_pct
-  --no-ceilings        do not measure them (saves 1-10 s; roofline_pct stays empty)
+  --no-ceilings        do not measure them (saves the seconds their line prints; roofline_pct
+                       stays empty)
   --profile            after its validation, run each case once more, before its timed runs, inside
                        a profiler capture range: on a CUDA build cudaProfilerStart/Stop in an NVTX
                        range named by the case's key, so that `ncu --profile-from-start off`

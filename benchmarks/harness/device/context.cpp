@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <array>
@@ -23,6 +24,7 @@
 #include <ctime>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <type_traits>
 
@@ -70,7 +72,62 @@ static std::string cpu_model() {
   return "unknown CPU";
 }
 
+// Reads the first line of a sysfs file ("" when it cannot be read).
+static std::string sysfs_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+// A sysfs cache size ("32768K", "1M", "512"): bytes, 0 when unreadable.
+static double sysfs_size_bytes(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || v <= 0) return 0;
+  const char unit = *end == '\0' ? ' ' : char(std::toupper(static_cast<unsigned char>(*end)));
+  return unit == 'K' ? v * 1024 : unit == 'M' ? v * 1024 * 1024 : unit == 'G' ? v * 1024 * 1024 * 1024 : v;
+}
+
+double reachable_llc_bytes(const std::string& cpu_root, const std::vector<int>& cpus) {
+  int top_level = 0;
+  double bytes = 0;
+  std::set<std::string> instances;
+  for (const int cpu : cpus) {
+    const std::string caches = cpu_root + "/cpu" + std::to_string(cpu) + "/cache/index";
+    for (int index = 0;; ++index) {
+      const std::string dir = caches + std::to_string(index) + "/";
+      const std::string level_text = sysfs_line(dir + "level");
+      if (level_text.empty()) break;
+      if (sysfs_line(dir + "type") == "Instruction") continue;
+      const int level = std::atoi(level_text.c_str());
+      const double size = sysfs_size_bytes(sysfs_line(dir + "size"));
+      if (level < top_level || size <= 0) continue;
+      if (level > top_level) {
+        top_level = level;
+        bytes = 0;
+        instances.clear();
+      }
+      if (instances.insert(sysfs_line(dir + "shared_cpu_list")).second) bytes += size;
+    }
+  }
+  return bytes;
+}
+
+// The last-level cache this process' cores reach (reachable_llc_bytes over its affinity mask).
+// glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) reports a whole socket's L3 on AMD EPYC, where the
+// cores of each CCD share a slice of it: two cores of one CCD reach an eighth of what sysconf
+// says on an 8-CCD socket, and the ceilings' arrays, --fill's batches and --cold's flush were
+// sized by the larger figure. sysconf where sysfs lists no cache.
 static double host_llc_bytes() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
+    std::vector<int> cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
+    if (const double bytes = reachable_llc_bytes("/sys/devices/system/cpu", cpus); bytes > 0) return bytes;
+  }
   long l3 = -1, l2 = -1;
 #ifdef _SC_LEVEL3_CACHE_SIZE
   l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);

@@ -37,6 +37,7 @@ run_calibration calibrate(const options& opt, const run_context& ctx, const samp
               << cal.clocks_start.temperature_c << " C\n";
   const bool want_ceilings = host_ceilings_apply() && !opt.no_ceilings && !opt.profile_only;
   if (want_ceilings) {
+    if (speak) std::cerr << "kcnn-bench: measuring the ceilings (--no-ceilings skips them)\n";
     cal.ceil = measure_ceilings(ctx.device.l2_or_llc_bytes, timer);
     if (stop_requested()) cal.ceil = {};  // cut short: not ceilings (the cases are skipped too)
     else if (speak) print_ceilings(std::cerr, cal.ceil, ctx.blas);
