@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 
 #include <algorithm>
@@ -67,14 +68,19 @@ proc_result run_interrupted_after(const std::string& exe, const std::vector<std:
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   int err_pipe[2];
-  if (::pipe(err_pipe) != 0) return {};
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return {};
   const pid_t pid = ::fork();
-  if (pid == 0) {  // only async-signal-safe calls until exec
+  if (pid < 0) {
+    ::close(err_pipe[0]);
+    ::close(err_pipe[1]);
+    return {};
+  }
+  if (pid == 0) {  // only async-signal-safe calls until exec (dup2 clears the copy's close-on-exec)
     std::signal(SIGINT, SIG_IGN);
     ::dup2(err_pipe[1], 2);
     ::close(err_pipe[0]);
     ::close(err_pipe[1]);
-    const int null_out = ::open("/dev/null", O_WRONLY);
+    const int null_out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (null_out >= 0) ::dup2(null_out, 1);
     if (::chdir(KCNN_SOURCE_DIR) != 0) ::_exit(126);
     ::execv(exe.c_str(), argv.data());
@@ -85,7 +91,10 @@ proc_result run_interrupted_after(const std::string& exe, const std::vector<std:
   seconds = -1;
   std::chrono::steady_clock::time_point sent{};
   char buf[4096];
-  for (ssize_t n; (n = ::read(err_pipe[0], buf, sizeof buf)) > 0;) {
+  for (;;) {
+    const ssize_t n = ::read(err_pipe[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
     r.err.append(buf, std::size_t(n));
     if (seconds < 0 && r.err.find(marker) != std::string::npos) {
       ::kill(pid, SIGINT);
@@ -95,7 +104,8 @@ proc_result run_interrupted_after(const std::string& exe, const std::vector<std:
   }
   ::close(err_pipe[0]);
   int st = 0;
-  ::waitpid(pid, &st, 0);
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
   if (seconds == 0) seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;

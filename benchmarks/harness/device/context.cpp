@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdio>
@@ -114,17 +115,19 @@ double reachable_llc_bytes(const std::string& cpu_root, const std::vector<int>& 
   return bytes;
 }
 
-// The last-level cache this process' cores reach (reachable_llc_bytes over its affinity mask).
-// glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) reports a whole socket's L3 on AMD EPYC, where the
-// cores of each CCD share a slice of it: two cores of one CCD reach an eighth of what sysconf
-// says on an 8-CCD socket, and the ceilings' arrays, --fill's batches and --cold's flush were
-// sized by the larger figure. sysconf where sysfs lists no cache.
+// The last-level cache the host backend's threads reach (reachable_llc_bytes): as many CPUs of
+// the process' affinity mask as the backend has threads (1 on Serial), the first ones standing in
+// for wherever the OS puts them. glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) reports a whole socket's
+// L3 on AMD EPYC, where the cores of each CCD share a slice of it: two cores of one CCD reach an
+// eighth of what sysconf says on an 8-CCD socket, and the ceilings' arrays, --fill's batches and
+// --cold's flush were sized by the larger figure. sysconf where sysfs lists no cache.
 static double host_llc_bytes() {
+  const int threads = std::max(1, compat::concurrency(Kokkos::DefaultHostExecutionSpace()));
   cpu_set_t mask;
   CPU_ZERO(&mask);
   if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
     std::vector<int> cpus;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    for (int cpu = 0; cpu < CPU_SETSIZE && int(cpus.size()) < threads; ++cpu)
       if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
     if (const double bytes = reachable_llc_bytes("/sys/devices/system/cpu", cpus); bytes > 0) return bytes;
   }

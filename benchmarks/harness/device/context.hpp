@@ -49,7 +49,8 @@ device_info query_device();
 // The last-level cache the given CPUs reach, from a Linux sysfs CPU folder (/sys/devices/system/cpu
 // on a host): per CPU, the highest-level data or unified cache listed under cpuN/cache/indexK/,
 // each instance (its shared_cpu_list) counted once. 0 when none is listed for them. A host
-// backend's device_info takes it for the CPUs of the process' affinity mask (sysconf where it is 0).
+// backend's device_info takes it for as many CPUs of the process' affinity mask as the backend has
+// threads (sysconf where it is 0).
 double reachable_llc_bytes(const std::string& cpu_root, const std::vector<int>& cpus);
 // The gemm backend description for a default execution space (cuda or a host backend), the
 // Kokkos Kernels TPL flags and the host BLAS found at run time.
