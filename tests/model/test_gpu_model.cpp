@@ -509,6 +509,23 @@ TEST(GpuModelKernels, ImplicitGemmFeedsEightFmasPerLoadFromScratch) {
   EXPECT_LE(f.ld_sectors / f.ld_requests, 16.0);
 }
 
+// nhwc with a channel count no multiple of 4 (a stem: 3 channels, 7 x 7, stride 2, pad 3) takes
+// the 4-byte gather on the GPU path: a thread's slot is 4 consecutive K indices of one pixel, which
+// here span two filter taps, each with its own table entry; every output exact. Per step (147 K
+// indices padded to 19 steps of 8) a warp issues one 16-byte weight load and four table loads, and
+// at most four input loads (none where the whole warp's taps fall in the padding or its pixels past
+// the last of the 288).
+TEST(GpuModelKernels, ImplicitGemmGathersOddChannelCountsFourKIndicesOfAPixel) {
+  const kcnn::conv2d_params p{2, 3, 23, 23, 64, 7, 7, 2, 3, 1};
+  const auto c = model_closed_form<kcnn::layout::nhwc>(p, kcnn::variant::implicit_gemm{});
+  const auto& f = launch_named(c, "kcnn::conv2d_implicit_gemm");
+  EXPECT_EQ(f.threads_per_block, 256);
+  EXPECT_EQ(f.blocks, 3);  // one tile of channels (64 of 128) x 3 of pixels, K not split
+  const double warp_steps = 3 * 8 * 19.0;
+  EXPECT_GT(f.ld_requests, warp_steps * (1 + 4));
+  EXPECT_LE(f.ld_requests, warp_steps * (1 + 4 + 4));
+}
+
 TEST(GpuModelKernels, ImplicitGemmSplitsALongReductionAndSumsItExactly) {
   // 136 channels (two tiles, the second of 8) over 390 pixels (four tiles, the last of 6): 8 tiles,
   // too few for the GPU, so K (576 = 64 x 3 x 3, 72 steps) is split in two segments of at least 32

@@ -148,7 +148,7 @@ struct implicit_gemm_functor {
   static constexpr int TM = TS, TN = TS, T = TM * TN;
   static constexpr int BM = 8 * TM, BN = 8 * TN, BK = implicit_gemm_bk;
   static constexpr int a_pitch = BM;      // [BK][BM]: a warp's weight row store is conflict-free
-  static constexpr int b_pitch = BN + 4;  // [BK][BN + 4]: nhwc's column of 8 K indices hits 8 banks
+  static constexpr int b_pitch = BN + 4;  // [BK][BN + 4]: a warp's nhwc store (16 pixels x 8 K) hits 32 banks
   static constexpr int a_chunks = BK * BM / 4 / T;  // 16-byte weight loads per thread per step
   static constexpr int b_loads = BK * BN / T;       // input loads per thread per step
   static constexpr std::size_t a_floats = std::size_t(BK) * a_pitch, b_floats = std::size_t(BK) * b_pitch;
@@ -157,14 +157,18 @@ struct implicit_gemm_functor {
   using out_order = typename Out::layout_tag;
   static constexpr bool channels_fastest = implicit_gemm_channels_fastest<in_order>;
   static_assert(!VecB || channels_fastest, "kcnn: the implicit GEMM's 16-byte input loads run along channels");
-  // A load of the input tile: 4 K indices (16 bytes) with VecB, else one.
-  static constexpr int b_width = VecB ? 4 : 1;
-  static constexpr int b_slots = b_loads / b_width;  // input loads per thread per step
+  // A slot of the input tile: 4 consecutive K indices of one pixel in nhwc (one 16-byte load with
+  // VecB, else four 4-byte loads, each with its own table entry: the four may span two filter
+  // taps), else one K index. One pixel per slot keeps a thread's gather state at three integers a
+  // slot (a pixel per 4-byte load kept 12, and ptxas spilled across the K loop: docs/ptx-compute.md).
+  static constexpr int b_width = channels_fastest ? 4 : 1;
+  static constexpr int b_slots = b_loads / b_width;  // input slots per thread per step
+  static_assert(b_loads % b_width == 0, "kcnn: implicit GEMM input slots do not divide");
   using member = typename Kokkos::TeamPolicy<Exec>::member_type;
   using scratch = Kokkos::View<float*, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
-  // The pixels a thread's input loads gather for: one per load in nhwc (its K index is fixed),
-  // one for all its loads where the team covers whole rows of the input tile (its pixel is fixed).
+  // The pixels a thread's input loads gather for: one per slot in nhwc, one for all its loads
+  // where the team covers whole rows of the input tile (its pixel is fixed).
   static constexpr int b_pixels = channels_fastest || T % BN != 0 ? b_slots : 1;
   // What a thread keeps across the team's barriers: its accumulators, the next step's loads, the
   // pixels its input loads gather for (their base offset and first input row and column; a pixel
@@ -174,6 +178,7 @@ struct implicit_gemm_functor {
     chunk16<float> a_next[a_chunks];
     float b_next[b_loads];
     int base[b_pixels], ih0[b_pixels], iw0[b_pixels];
+    int a_off;  // where thread t's first weight chunk is in a step's rows of packed weights
   };
 
   const float* x;
@@ -211,49 +216,62 @@ struct implicit_gemm_functor {
     }
   }
 
-  // Thread t's j-th load of a step's input tile: its (first) K index within the step and its pixel.
-  // (Written per case so that what is fixed per thread is visibly so: one table entry per step in
-  // nhwc, one pixel for all loads where the team covers whole rows of the tile.)
+  // Thread t's j-th slot of a step's input tile: its (first) K index within the step and its pixel.
+  // (Written per case so that what is fixed per thread is visibly so: one pixel for all loads where
+  // the team covers whole rows of the tile.)
   KOKKOS_INLINE_FUNCTION static void b_slot(int t, int j, int& kk, int& pn) {
-    if constexpr (VecB) {  // a warp: 16 pixels x 8 channels, 16-byte loads
+    if constexpr (channels_fastest) {  // a warp: 16 pixels x 8 K indices
       const int e = t + T * j;
       kk = 4 * (e % (BK / 4));
       pn = e / (BK / 4);
-    } else if constexpr (channels_fastest && T % BK == 0) { kk = t % BK; pn = t / BK + (T / BK) * j; }
-    else if constexpr (!channels_fastest && T % BN == 0) { kk = t / BN + (T / BN) * j; pn = t % BN; }
+    } else if constexpr (T % BN == 0) { kk = t / BN + (T / BN) * j; pn = t % BN; }
     else {
       const int e = t + T * j;
-      if constexpr (channels_fastest) { kk = e % BK; pn = e / BK; }
-      else { kk = e / BN; pn = e % BN; }
+      kk = e / BN;
+      pn = e % BN;
     }
   }
 
   // The global loads of step `step` of group g into the thread's registers.
   KOKKOS_INLINE_FUNCTION void load_step(int t, thread_state& st, int g, int m0, int step) const {
     const int kappa0 = step * BK;
-    const float* a = pack + (std::size_t(g) * plan.kappa_pad + kappa0) * plan.kpad + m0;
+    // The step's rows (team-uniform) plus the thread's fixed offset: the weight address takes no
+    // per-thread state but a_off (computing it from t each step kept more values live across the
+    // multiply, and ptxas spilled them, reloaded every step).
+    const float* a = pack + (std::size_t(g) * plan.kappa_pad + kappa0) * plan.kpad + m0 + st.a_off;
     unrolled<a_chunks>([&](auto jc) {
       constexpr int j = decltype(jc)::value;
-      const int e = t + T * j;  // chunk e: row e / (BM / 4), columns 4 (e mod BM / 4)..
-      st.a_next[j] = load_chunk16(a + std::size_t(e / (BM / 4)) * plan.kpad + 4 * (e % (BM / 4)));
+      if constexpr (T % (BM / 4) == 0) {  // chunk t + T j: T / (BM / 4) rows below chunk t
+        st.a_next[j] = load_chunk16(a + std::size_t(j * (T / (BM / 4))) * plan.kpad);
+      } else {  // chunk e = t + T j: row e / (BM / 4), columns 4 (e mod BM / 4)..
+        const int e = t + T * j;
+        st.a_next[j] = load_chunk16(a - st.a_off + std::size_t(e / (BM / 4)) * plan.kpad + 4 * (e % (BM / 4)));
+      }
     });
-    // nhwc: a thread's K index is the same for all its loads: one table entry a step.
-    constexpr bool one_entry = !VecB && channels_fastest && T % BK == 0;
-    chunk16<int> e0{};
-    if constexpr (one_entry) e0 = load_chunk16(table + 4 * (kappa0 + t % BK));
     unrolled<b_slots>([&](auto jc) {
       constexpr int j = decltype(jc)::value;
       int kk, pn;
       b_slot(t, j, kk, pn);
       constexpr int q = b_pixels == 1 ? 0 : j;
-      const chunk16<int> e = one_entry ? e0 : load_chunk16(table + 4 * (kappa0 + kk));
-      const int ih = st.ih0[q] + e.v[1], iw = st.iw0[q] + e.v[2];
-      const bool inside = ih >= 0 && ih < p.h && iw >= 0 && iw < p.w;
-      if constexpr (VecB) {
-        const chunk16<float> v = inside ? load_chunk16(x + (st.base[q] + e.v[0])) : chunk16<float>{};
+      // K index k of the slot's pixel: its input offset, and whether it falls inside the image.
+      const auto tap = [&](const int k, bool& inside) {
+        const chunk16<int> e = load_chunk16(table + 4 * (kappa0 + k));
+        const int ih = st.ih0[q] + e.v[1], iw = st.iw0[q] + e.v[2];
+        inside = ih >= 0 && ih < p.h && iw >= 0 && iw < p.w;
+        return st.base[q] + e.v[0];
+      };
+      if constexpr (VecB) {  // the slot's 4 channels share a filter tap
+        bool inside;
+        const int off = tap(kk, inside);
+        const chunk16<float> v = inside ? load_chunk16(x + off) : chunk16<float>{};
         unrolled<4>([&](auto ic) { st.b_next[4 * j + decltype(ic)::value] = v.v[decltype(ic)::value]; });
       } else {
-        st.b_next[j] = inside ? detail::read_only_load(x + (st.base[q] + e.v[0])) : 0.0f;
+        unrolled<b_width>([&](auto ic) {
+          constexpr int i = decltype(ic)::value;
+          bool inside;
+          const int off = tap(kk + i, inside);
+          st.b_next[b_width * j + i] = inside ? detail::read_only_load(x + off) : 0.0f;
+        });
       }
     });
   }
@@ -314,6 +332,7 @@ struct implicit_gemm_functor {
       unrolled<8>([&](auto ic) {
         unrolled<8>([&](auto jc) { st.acc[decltype(ic)::value][decltype(jc)::value] = 0.0f; });
       });
+      st.a_off = (t / (BM / 4)) * plan.kpad + 4 * (t % (BM / 4));
       for (int q = 0; q < b_pixels; ++q) {
         int kk, pn, n, oh, ow;
         b_slot(t, q, kk, pn);
@@ -441,7 +460,7 @@ class implicit_gemm_state {
     float* const y = out.view().data();
     const functor f{in.view().data(), pack_.data(), table_.data(), bias, split_.target(y), p_, plan_, p_.input_dims(), p_.output_dims()};
     const int league = plan_.splits * p_.groups * plan_.ntiles * plan_.mtiles;
-    // Two teams per SM: at most 128 registers a thread (the compile report: docs/ptx-loads.md).
+    // Two teams per SM: at most 128 registers a thread (the compile report: docs/ptx-compute.md).
     launch_teams<Kokkos::LaunchBounds<functor::T, 2>>(label_.c_str(), exec, league, functor::T, 1,
                                                        functor::scratch_bytes(), f);
     split_.sum(sum_label_.c_str(), exec, bias, y, p_.k);
