@@ -487,6 +487,26 @@ TEST(Cli, NcuCaseListSpansEveryOpLayoutAndSpace) {
   EXPECT_GE(selected.size(), 40u);
 }
 
+TEST(Cli, NcuWarpStateListNamesOneCaseALineOfTheNcuList) {
+  // The session's warp-state step profiles few cases (each kernel replayed for every pass of the
+  // sections): each line names exactly one case, on a host build too, and one the Nsight Compute
+  // list profiles, so that its counters and its warp states are of the same kernels.
+  const std::string dir = std::string(KCNN_SOURCE_DIR) + "/suites/";
+  const auto profiled = lines(run(KCNN_BENCH_EXE, "--list --suite ncu --key-file " + dir + "ncu_cases.txt").out);
+  const std::set<std::string> in_ncu_list(profiled.begin(), profiled.end());
+  int patterns = 0;
+  std::ifstream f(dir + "ncu_stall_cases.txt");
+  for (std::string line; std::getline(f, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    ++patterns;
+    const auto one = lines(run(KCNN_BENCH_EXE, "--list --suite ncu --key '" + line + "'").out);
+    ASSERT_EQ(one.size(), 1u) << line;
+    EXPECT_EQ(in_ncu_list.count(one[0]), 1u) << one[0] << " is not in suites/ncu_cases.txt's selection";
+  }
+  EXPECT_GE(patterns, 4);
+  EXPECT_LE(patterns, 10);
+}
+
 TEST(Cli, MemoryLimitsGiveOneSwapRowEachAndNeedAMode) {
   // ResNet-50 at batch 1: 6.9 MiB in a first-fit arena; under 6.5 MiB three swaps bring it to
   // 6.1 MiB (block outputs waiting for their residual add); 6.0 MiB is below what any swap can
@@ -794,7 +814,8 @@ TEST(Cli, SessionRunsItsStepsInOrderUnderItsBudgetAndRecordsThem) {
   ASSERT_EQ(records.size(), 1u) << r.out << r.err;
   const std::string rec = slurp(records[0]);
   const std::vector<std::string> order = {"\"smoke\"", "\"ncu (model against hardware)\"",
-                                          "\"perf_memory memory-bound forms\"", "\"vgg16_conv3_1 ranking\"", "\"perf_memory\"", "\"perf_compute\"",
+                                          "\"perf_memory memory-bound forms\"", "\"vgg16_conv3_1 ranking\"",
+                                          "\"ncu warp states (why kernels wait)\"", "\"perf_memory\"", "\"perf_compute\"",
                                           "\"memory spaces over the link\"", "\"transfer\"",
                                           "\"uvm_oversubscription\""};
   std::size_t at = 0;
@@ -853,13 +874,14 @@ TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
   fs::create_directories(bin);
   std::ofstream(bin / "ncu") << "#!/bin/sh\nlog=''\nfrom=on\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in\n"
                                 "    --log-file) log=$2; shift 2 ;;\n    --metrics) m=$2; shift 2 ;;\n"
+                                "    --page) page=$2; shift 2 ;;\n    --section) m=\"$m $2\"; shift 2 ;;\n"
                                 "    --profile-from-start) from=$2; shift 2 ;;\n"
                                 "    --clock-control) clock=$2; shift 2 ;;\n"
                                 "    --print-nvtx-rename) rename=$2; shift 2 ;;\n    --print-units) shift 2 ;;\n"
                                 "    --nvtx) nvtx=1; shift ;;\n"
                                 "    --csv) shift ;;\n    *) break ;;\n  esac\ndone\n"
                                 "printf '\"ID\",\"Metric Name\",\"Metric Value\"\\n\"0\",\"%s\",\"1\"\\n' \"$m\" > \"$log\"\n"
-                                "echo \"from-start=$from clock=$clock nvtx=$nvtx rename=$rename target: $*\" > \"$log.args\"\n"
+                                "echo \"from-start=$from clock=$clock nvtx=$nvtx rename=$rename page=$page target: $*\" > \"$log.args\"\n"
                                 "exec \"$@\"\n";
   fs::permissions(bin / "ncu", fs::perms::owner_all);
   // One concat form, the one-element nhwc walk, and only where the smoke and Nsight Compute lists
@@ -893,6 +915,21 @@ TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
   // It follows smoke: the second step.
   EXPECT_LT(rec.find("\"smoke\""), ncu_at);
   EXPECT_LT(ncu_at, rec.find("\"vgg16_conv3_1 ranking\"")) << rec;
+  // The warp-state step: Nsight Compute's sections (no metric named here) over its own short
+  // list, one row per kernel (--page raw), after the VGG ranking; it selects nothing of this run's
+  // concat key, and fails as the other steps without concat do.
+  const auto states_at = rec.find("\"ncu warp states (why kernels wait)\"");
+  ASSERT_NE(states_at, std::string::npos) << rec;
+  EXPECT_LT(rec.find("\"vgg16_conv3_1 ranking\""), states_at) << rec;
+  const auto states = files_with(out, "-ncu-warp-states.csv");
+  ASSERT_EQ(states.size(), 1u);
+  EXPECT_EQ(states[0].parent_path(), records[0].parent_path());
+  EXPECT_NE(slurp(states[0]).find(" WarpStateStats SchedulerStats"), std::string::npos) << slurp(states[0]);
+  const std::string states_args = slurp(fs::path(states[0].string() + ".args"));
+  EXPECT_NE(states_args.find("from-start=off clock=none nvtx=1 rename=kernel page=raw "), std::string::npos) << states_args;
+  EXPECT_NE(states_args.find("suites/ncu_stall_cases.txt"), std::string::npos) << states_args;
+  EXPECT_NE(states_args.find(" --profile-only"), std::string::npos) << states_args;
+  EXPECT_NE(states_args.find("/ncu-profiled-warp-states"), std::string::npos) << states_args;
   // The profiled run's rows are apart from the timed ones, and validated.
   const auto profiled = files_with(out / "ncu-profiled", "-ncu.csv");
   ASSERT_EQ(profiled.size(), 1u);

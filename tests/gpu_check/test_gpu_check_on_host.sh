@@ -12,15 +12,17 @@ fail() { echo "FAIL: $*"; exit 1; }
 # The stand-in: runs the target, then writes an ncu --csv log with one kernel per case the target
 # profiled (the keys of the rows it wrote under its --out), as Nsight Compute 2025.3 writes them
 # with --nvtx --print-nvtx-rename kernel: the range in its own column, the kernel named
-# "<range>/<kernel's own name>".
+# "<range>/<kernel's own name>"; with --page raw (the warp-state step) one row per kernel, a column
+# per metric, after a row of units.
 cat >"$work/bin/ncu" <<'NCU'
 #!/bin/sh
-log='' clock=''
+log='' clock='' page=details
 while [ $# -gt 0 ]; do
   case "$1" in
     --log-file) log=$2; shift 2 ;;
     --clock-control) clock=$2; shift 2 ;;
-    --metrics|--profile-from-start|--print-nvtx-rename|--print-units) shift 2 ;;
+    --page) page=$2; shift 2 ;;
+    --metrics|--section|--profile-from-start|--print-nvtx-rename|--print-units) shift 2 ;;
     --nvtx|--csv) shift ;;
     *) break ;;
   esac
@@ -31,6 +33,16 @@ rc=$?
 dest=''
 prev=''
 for a in "$@"; do [ "$prev" = --out ] && dest=$a; prev=$a; done
+if [ "$page" = raw ]; then
+  {
+    echo '"ID","Process ID","Process Name","Host Name","thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg","Kernel Name","smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio","gpu__time_duration.sum"'
+    echo '"","","","","","","","nsecond"'
+    find "$dest" -name '*.csv' | while read -r f; do
+      awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "key") k = i; next } { print $k }' "$f"
+    done | awk '{ printf "\"%d\",\"1\",\"kcnn-bench\",\"h\",\"1  \"\"<default domain>:%s:none:none:none:none:none:none\"\" \",\"%s/void kernel(T1)\",\"12.5\",\"2,000\"\n", NR, $0, $0 }'
+  } >"$log"
+  exit $rc
+fi
 {
   echo '"ID","Process ID","Process Name","Host Name","thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg","Kernel Name","Metric Name","Metric Unit","Metric Value"'
   find "$dest" -name '*.csv' | while read -r f; do
@@ -75,6 +87,7 @@ grep -q -- '-smoke\.csv$' "$work/listing" || fail "no smoke results in the archi
 grep -q -- '-session\.json$' "$work/listing" || fail "no session record in the archive"
 grep -q -- '-ncu-metrics\.csv$' "$work/listing" || fail "no ncu log in the archive"
 grep -q -- '-ncu-metrics-counters\.csv$' "$work/listing" || fail "no counters CSV in the archive"
+grep -q -- '-ncu-warp-states\.csv$' "$work/listing" || fail "no warp-state log in the archive"
 grep -q -- 'report/index\.html$' "$work/listing" || fail "no report in the archive"
 grep -q -- 'gpu-check\.log$' "$work/listing" || fail "no log in the archive"
 grep -q -- '^\./baseline/.*-smoke+perf_memory\.csv$' "$work/listing" || fail "no baseline smoke and perf_memory results in the archive"
@@ -84,6 +97,9 @@ grep ',concat/nchw/global/coalesced/vector/smoke\.concat3/n8,' "$base" | grep -q
   fail "the baseline lacks the smoke's concat, validated"
 counters=$(find "$work/x" -name '*-ncu-metrics-counters.csv' | head -1)
 grep -q '^concat/nchw/global/coalesced/vector/ncu\.concat/n32,' "$counters" || fail "the counters CSV lacks the profiled case"
+# The warp-state list has no concat: its step profiled nothing, and the check said so and went on
+# (scripts/ncu-warp-states' conversion has its own tests, tests/report/test_ncu_warp_states.py).
+grep -q 'ncu-warp-states: .*-ncu-warp-states.csv: no kernel rows' "$work/stdout" || fail "the check did not convert the warp-state log"
 md=$(find "$work/x" -path '*report/report.md' | grep -v ncu-profiled | head -1)
 grep -q 'ncu_time_us\|No modelled case is in the counters\|No rows from a GPU-model build' "$md" || fail "the report did not read the counters"
 echo "gpu check on the host: exit $rc in $seconds s, archive of $(wc -l <"$work/listing") entries"

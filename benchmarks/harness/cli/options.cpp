@@ -130,7 +130,9 @@ layers of a suite: validate against the host reference, then time. Writes
                        of suites/ncu_cases.txt under Nsight Compute (<stamp>-ncu-metrics.csv; at most a
                        third of the budget, ended by SIGINT), perf_memory's memory-bound forms
                        (suites/perf_memory_model.txt), the VGG-16 conv3_1 ranking at batch
-                       32, perf_memory and perf_compute sized by --fill, the managed and pinned
+                       32, with ncu the warp states of suites/ncu_stall_cases.txt
+                       (<stamp>-ncu-warp-states.csv; at most a tenth of the budget), perf_memory
+                       and perf_compute sized by --fill, the managed and pinned
                        spaces once (--slow-reps 3), transfer and the UVM study (each a kcnn-bench
                        of its own, the other options passed on), then writes
                        <out>/<device>/<stamp>-session.json and runs kcnn-report on that folder

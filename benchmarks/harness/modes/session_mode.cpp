@@ -206,6 +206,35 @@ session_step bench_step(const std::string& self, const session_args& sa, std::st
   return s;
 }
 
+// A step that profiles the cases of suites/<case_list> under Nsight Compute, collecting `what`
+// (ncu's --metrics or --section options), its log in <stamp>-<log_suffix>, the profiled run's rows
+// in <out>/<profiled> (apart from the timed results).
+session_step profile_step(const std::string& self, const session_args& sa, const options& opt, const fs::path& device_dir,
+                          const std::string& stamp, session_step ncu, const std::string& case_list,
+                          const std::string& log_suffix, const std::vector<std::string>& what,
+                          const std::string& profiled) {
+  const std::string ncu_path = find_on_path("ncu");
+  std::string ncu_suite;
+  try {
+    ncu_suite = resolve_suite("ncu");
+  } catch (const std::exception& e) {
+    ncu.skip_reason = std::string("skipped: ") + e.what();
+  }
+  if (ncu_path.empty()) {
+    ncu.skip_reason = "skipped: ncu not on PATH";
+  } else if (!ncu_suite.empty()) {
+    const std::string cases = (fs::path(ncu_suite).parent_path() / case_list).string();
+    const std::string log = (device_dir / (stamp + "-" + log_suffix)).string();
+    ncu.argv = {ncu_path, "--profile-from-start", "off", "--clock-control", "none", "--nvtx", "--print-nvtx-rename",
+                "kernel", "--print-units", "base", "--csv", "--log-file", log};
+    ncu.argv.insert(ncu.argv.end(), what.begin(), what.end());
+    ncu.argv.insert(ncu.argv.end(), {self, "--suite", "ncu", "--key-file", cases});
+    ncu.argv.insert(ncu.argv.end(), sa.common.begin(), sa.common.end());
+    ncu.argv.insert(ncu.argv.end(), {"--profile-only", "--out", (fs::path(opt.out) / profiled).string()});
+  }
+  return ncu;
+}
+
 // Nsight Compute right after smoke, over the committed list of DRAM-sized cases
 // (suites/ncu.csv, suites/ncu_cases.txt): --profile-only validates each case and runs it once
 // inside a capture range, and ncu captures only those (--profile-from-start off), so nothing
@@ -218,26 +247,22 @@ session_step bench_step(const std::string& self, const session_args& sa, std::st
 // what it has.
 session_step ncu_step(const std::string& self, const session_args& sa, const options& opt, const fs::path& device_dir,
                       const std::string& stamp) {
-  session_step ncu{"ncu (model against hardware)", {}, {}, 1.0 / 3.0, SIGINT};
-  const std::string ncu_path = find_on_path("ncu");
-  std::string ncu_suite;
-  try {
-    ncu_suite = resolve_suite("ncu");
-  } catch (const std::exception& e) {
-    ncu.skip_reason = std::string("skipped: ") + e.what();
-  }
-  if (ncu_path.empty()) {
-    ncu.skip_reason = "skipped: ncu not on PATH";
-  } else if (!ncu_suite.empty()) {
-    const std::string cases = (fs::path(ncu_suite).parent_path() / "ncu_cases.txt").string();
-    const std::string log = (device_dir / (stamp + "-ncu-metrics.csv")).string();
-    ncu.argv = {ncu_path, "--profile-from-start", "off", "--clock-control", "none", "--nvtx", "--print-nvtx-rename",
-                "kernel", "--print-units", "base", "--csv", "--log-file", log, "--metrics", ncu_metrics,
-                self, "--suite", "ncu", "--key-file", cases};
-    ncu.argv.insert(ncu.argv.end(), sa.common.begin(), sa.common.end());
-    ncu.argv.insert(ncu.argv.end(), {"--profile-only", "--out", (fs::path(opt.out) / "ncu-profiled").string()});
-  }
-  return ncu;
+  return profile_step(self, sa, opt, device_dir, stamp, {"ncu (model against hardware)", {}, {}, 1.0 / 3.0, SIGINT},
+                      "ncu_cases.txt", "ncu-metrics.csv", {"--metrics", ncu_metrics}, "ncu-profiled");
+}
+
+// Why the kernels of a few cases wait (suites/ncu_stall_cases.txt: the convolution and fc kernels
+// of issue 50, and memory-bound forms with one and with several loads in flight): Nsight Compute's
+// warp-state and scheduler sections, whose metrics ncu names for the GPU at hand, so no metric name
+// is guessed here (one that a GPU's ncu does not know fails the whole run). One row per kernel
+// with every metric as a column (--page raw), in <stamp>-ncu-warp-states.csv, which
+// scripts/ncu-warp-states turns into one row per case. At most a tenth of the budget.
+session_step warp_states_step(const std::string& self, const session_args& sa, const options& opt,
+                              const fs::path& device_dir, const std::string& stamp) {
+  return profile_step(self, sa, opt, device_dir, stamp, {"ncu warp states (why kernels wait)", {}, {}, 0.1, SIGINT},
+                      "ncu_stall_cases.txt", "ncu-warp-states.csv",
+                      {"--page", "raw", "--section", "WarpStateStats", "--section", "SchedulerStats"},
+                      "ncu-profiled-warp-states");
 }
 
 // perf_memory's memory-bound GPU forms at their DRAM-sized shapes (suites/perf_memory_model.txt:
@@ -260,7 +285,8 @@ session_step memory_forms_step(const std::string& self, const session_args& sa) 
 // slower than 10 ms (their rows took a fifth of the first H200 session, and the three pinned VGG
 // rows 145 s of the third, for findings already known); every other step keeps to the device's
 // own spaces. The sized suites fill the chip (--fill: activations of at least 4x the L2).
-std::vector<session_step> session_steps(const std::string& self, const session_args& sa, session_step ncu) {
+std::vector<session_step> session_steps(const std::string& self, const session_args& sa, session_step ncu,
+                                        session_step warp_states) {
   const std::string on_device = "global,scratch,constant,readonly";
   const std::string over_link = "uvm_cold,uvm_prefetch,uvm_advise,pinned";
   return {
@@ -268,6 +294,7 @@ std::vector<session_step> session_steps(const std::string& self, const session_a
       std::move(ncu),
       memory_forms_step(self, sa),
       bench_step(self, sa, "vgg16_conv3_1 ranking", {"--suite", "vgg16_conv3_1", "--batch", "32", "--space", on_device}),
+      std::move(warp_states),
       bench_step(self, sa, "perf_memory", {"--suite", "perf_memory", "--fill", "--space", on_device}),
       bench_step(self, sa, "perf_compute", {"--suite", "perf_compute", "--fill", "--space", on_device}),
       bench_step(self, sa, "memory spaces over the link", {"--suite", "smoke", "--space", over_link, "--slow-reps", "3"}),
@@ -390,7 +417,8 @@ int run_session_mode(int argc, char** argv, const options& opt) {
   fs::create_directories(device_dir);
   const std::string stamp = utc_stamp();
 
-  const std::vector<session_step> steps = session_steps(self, sa, ncu_step(self, sa, opt, device_dir, stamp));
+  const std::vector<session_step> steps = session_steps(self, sa, ncu_step(self, sa, opt, device_dir, stamp),
+                                                        warp_states_step(self, sa, opt, device_dir, stamp));
   const session_times t = plan_times(start, opt.session_minutes);
   std::cout << "kcnn-bench: session " << opt.session << " on " << device_name << ", budget "
             << opt.session_minutes << " min, results under " << device_dir.string() << "\n";
