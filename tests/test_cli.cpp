@@ -873,7 +873,7 @@ TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
   const fs::path bin = kcnn_test_tmp() / "kcnn_cli_fake_ncu";
   fs::create_directories(bin);
   std::ofstream(bin / "ncu") << "#!/bin/sh\nlog=''\nfrom=on\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in\n"
-                                "    --log-file) log=$2; shift 2 ;;\n    --metrics) m=$2; shift 2 ;;\n"
+                                "    --log-file) log=$2; shift 2 ;;\n    --metrics) m=\"$m $2\"; shift 2 ;;\n"
                                 "    --page) page=$2; shift 2 ;;\n    --section) m=\"$m $2\"; shift 2 ;;\n"
                                 "    --profile-from-start) from=$2; shift 2 ;;\n"
                                 "    --clock-control) clock=$2; shift 2 ;;\n"
@@ -924,7 +924,8 @@ TEST(Cli, SessionRunsNcuWhenItIsOnPathAndTheReportPassesItsCsvOver) {
   const auto states = files_with(out, "-ncu-warp-states.csv");
   ASSERT_EQ(states.size(), 1u);
   EXPECT_EQ(states[0].parent_path(), records[0].parent_path());
-  EXPECT_NE(slurp(states[0]).find(" WarpStateStats SchedulerStats"), std::string::npos) << slurp(states[0]);
+  EXPECT_NE(slurp(states[0]).find(" WarpStateStats SchedulerStats gpu__time_duration.sum"), std::string::npos)
+      << slurp(states[0]);
   const std::string states_args = slurp(fs::path(states[0].string() + ".args"));
   EXPECT_NE(states_args.find("from-start=off clock=none nvtx=1 rename=kernel page=raw "), std::string::npos) << states_args;
   EXPECT_NE(states_args.find("suites/ncu_stall_cases.txt"), std::string::npos) << states_args;

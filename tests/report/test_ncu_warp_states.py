@@ -14,8 +14,10 @@ STALL = "smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio"
 ISSUE = "smsp__issue_active.avg.pct_of_peak_sustained_active"
 INST = "smsp__inst_executed.sum"
 TIME = "gpu__time_duration.sum"
-HEAD = ["ID", "Process ID", "Process Name", "Host Name", NVTX, "Kernel Name", "Block Size", INST, ISSUE, STALL, TIME]
-UNITS = ["", "", "", "", "", "", "", "inst", "%", "", "nsecond"]
+NAME = "device__attribute_display_name"  # text: not summarised
+HEAD = ["ID", "Process ID", "Process Name", "Host Name", NVTX, "Kernel Name", "Block Size", NAME, INST, ISSUE, STALL,
+        TIME]
+UNITS = ["", "", "", "", "", "", "", "", "inst", "%", "", "nsecond"]
 CONV = "conv2d/nhwc/scratch/tiled/implicit_gemm/ncu.conv3_1/n16"
 RELU = "relu/nchw/global/coalesced/naive/ncu.relu/n32"
 
@@ -26,7 +28,8 @@ def quoted(cells):
 
 def kernel(kid, key, inst, issue, stall, ns, nvtx=True):
     rng = f'1  "<default domain>:{key}:none:none:none:none:none:none" ' if nvtx else ""
-    return quoted([kid, "1", "kcnn-bench", "h", rng, f"{key}/void kernel(T1)", "(256, 1, 1)", inst, issue, stall, ns])
+    return quoted([kid, "1", "kcnn-bench", "h", rng, f"{key}/void kernel(T1)", "(256, 1, 1)", "NVIDIA H200", inst, issue,
+                   stall, ns])
 
 
 def run(tmp_path, rows, head=HEAD, units=UNITS):
@@ -55,10 +58,23 @@ def test_a_case_of_two_kernels_sums_counts_and_weights_ratios_by_time(tmp_path):
     assert list(csv.reader(out.open()))[0] == ["key", "kernels"] + sorted([INST, ISSUE, STALL, TIME])
 
 
+def test_without_each_kernels_time_a_case_of_several_kernels_gets_no_mean(tmp_path):
+    head = [h for h in HEAD if h != TIME]
+    units = [u for h, u in zip(HEAD, UNITS) if h != TIME]
+    rows = [",".join(kernel(k, CONV, "1", str(10 * (k + 1)), "2", "0").split(",")[:-1]) for k in (0, 1)]
+    rows.append(",".join(kernel(2, RELU, "1", "10", "400", "0").split(",")[:-1]))
+    r, out = run(tmp_path, rows, head, units)
+    assert r.returncode == 0, r.stderr
+    got = {x["key"]: x for x in csv.DictReader(out.open())}
+    assert got[CONV][ISSUE] == "" and got[CONV][STALL] == ""   # two kernels, no weights: left empty
+    assert float(got[CONV][INST]) == 2                           # counts still add
+    assert float(got[RELU][STALL]) == 400                        # one kernel: its own value
+
+
 def test_without_the_nvtx_column_the_renamed_kernel_gives_the_key(tmp_path):
     head = [h for h in HEAD if h != NVTX]
     units = [u for h, u in zip(HEAD, UNITS) if h != NVTX]
-    row = quoted(["0", "1", "kcnn-bench", "h", RELU, "(256, 1, 1)", "1", "10", "5", "100"])
+    row = quoted(["0", "1", "kcnn-bench", "h", RELU, "(256, 1, 1)", "NVIDIA H200", "1", "10", "5", "100"])
     r, out = run(tmp_path, [row], head, units)
     assert r.returncode == 0, r.stderr
     assert [x["key"] for x in csv.DictReader(out.open())] == [RELU]

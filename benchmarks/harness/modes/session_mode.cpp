@@ -254,14 +254,16 @@ session_step ncu_step(const std::string& self, const session_args& sa, const opt
 // Why the kernels of a few cases wait (suites/ncu_stall_cases.txt: the convolution and fc kernels
 // of issue 50, and memory-bound forms with one and with several loads in flight): Nsight Compute's
 // warp-state and scheduler sections, whose metrics ncu names for the GPU at hand, so no metric name
-// is guessed here (one that a GPU's ncu does not know fails the whole run). One row per kernel
+// is guessed here (one that a GPU's ncu does not know fails the whole run), and each kernel's time
+// (the counters step's metric), which weighs a case's kernels. One row per kernel
 // with every metric as a column (--page raw), in <stamp>-ncu-warp-states.csv, which
 // scripts/ncu-warp-states turns into one row per case. At most a tenth of the budget.
 session_step warp_states_step(const std::string& self, const session_args& sa, const options& opt,
                               const fs::path& device_dir, const std::string& stamp) {
   return profile_step(self, sa, opt, device_dir, stamp, {"ncu warp states (why kernels wait)", {}, {}, 0.1, SIGINT},
                       "ncu_stall_cases.txt", "ncu-warp-states.csv",
-                      {"--page", "raw", "--section", "WarpStateStats", "--section", "SchedulerStats"},
+                      {"--page", "raw", "--section", "WarpStateStats", "--section", "SchedulerStats", "--metrics",
+                       "gpu__time_duration.sum"},
                       "ncu-profiled-warp-states");
 }
 

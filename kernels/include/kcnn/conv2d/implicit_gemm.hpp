@@ -160,7 +160,8 @@ struct implicit_gemm_functor {
   // A slot of the input tile: 4 consecutive K indices of one pixel in nhwc (one 16-byte load with
   // VecB, else four 4-byte loads, each with its own table entry: the four may span two filter
   // taps), else one K index. One pixel per slot keeps a thread's gather state at three integers a
-  // slot (a pixel per 4-byte load kept 12, and ptxas spilled across the K loop: docs/ptx-compute.md).
+  // slot (a pixel per 4-byte load kept 12, and ptxas spilled across the K loop). A warp's 4-byte
+  // load then spans 16 pixels, not 4: more sectors per request from L1, the same bytes from L2.
   static constexpr int b_width = channels_fastest ? 4 : 1;
   static constexpr int b_slots = b_loads / b_width;  // input slots per thread per step
   static_assert(b_loads % b_width == 0, "kcnn: implicit GEMM input slots do not divide");
