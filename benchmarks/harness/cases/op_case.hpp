@@ -29,6 +29,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -205,8 +206,23 @@ constexpr bool check_descriptor() {
   return true;
 }
 
-template <class InL, class OutL, class K, class Space = space_global>
-class op_case : public bench_case {
+// The bytes of a case's operands as it allocates them (every kcnn operand is fp32).
+inline double operand_bytes(const std::vector<dims4>& inputs, const std::vector<weight_spec>& weights,
+                            const std::vector<vector_spec>& vectors) {
+  double elements = 0;
+  for (const dims4& d : inputs) elements += double(d.size());
+  for (const weight_spec& w : weights) elements += double(w.dims.size());
+  for (const vector_spec& v : vectors) elements += double(v.length);
+  return elements * sizeof(float);
+}
+
+// Everything a case does that its descriptor does not change: the operands' allocation, fill and
+// poison, host mirrors, comparison with the reference, binding, the memory space's policy. One
+// instantiation per layouts and memory space, shared by every descriptor registered with them (a
+// translation unit registers tens of descriptors in a few layouts: compiling this once per
+// descriptor was a large part of the harness's build time).
+template <class InL, class OutL, class Space>
+class op_case_operands : public bench_case {
  public:
   using exec = Kokkos::DefaultExecutionSpace;
   using mem = typename Space::memory_space;
@@ -217,74 +233,8 @@ class op_case : public bench_case {
   using host_in_t = decltype(create_mirror_view(std::declval<in_t>()));
   using host_vec_t = typename vec_t::HostMirror;
   using host_ops_t = operands<host_in_t, host_vec_t>;
-  using params = typename K::params;
-  static_assert(check_descriptor<K, ops_t, host_ops_t, out_t>());
-
-  // reference_scope: what, besides the layer and the seed, names the host reference this case
-  // shares (register_case: the op when K declares a reference family, else the registration).
-  op_case(const layer_spec& s, const case_settings& st, bool in_place, std::array<axis, 4> order,
-          std::string reference_scope)
-      : spec_(s), settings_(st), p_(K::from_spec(s)), in_place_(in_place), order_(order),
-        reference_scope_(std::move(reference_scope)) {
-    if (in_place_ && !std::is_same_v<InL, OutL>) throw std::logic_error("in place needs one layout");
-  }
-
-  void setup(std::uint64_t seed) override {
-    seed_ = seed;
-    ops_ = {};
-    const auto in_dims = K::inputs(p_);
-    for (std::size_t i = 0; i < in_dims.size(); ++i) {
-      ops_.ins.push_back(make_in("in" + std::to_string(i), in_dims[i]));
-      fill_random(ops_.ins.back(), seed + 17 * i);
-    }
-    for (const auto& w : K::weights(p_)) {
-      ops_.weights.push_back(make_in("weights", w.dims));
-      fill_random(ops_.weights.back(), seed + w.seed_offset, w.scale);
-    }
-    const auto vs = K::vectors(p_);
-    for (std::size_t j = 0; j < vs.size(); ++j) {
-      vec_t v("vec" + std::to_string(j), vs[j].length);
-      auto h = Kokkos::create_mirror_view(v);
-      for (int i = 0; i < vs[j].length; ++i)
-        h(i) = K::vector_value(int(j), fill_value(seed + vs[j].seed_offset, i, vs[j].scale));
-      Kokkos::deep_copy(v, h);
-      ops_.vecs.push_back(v);
-    }
-    if (in_place_) {
-      if constexpr (std::is_same_v<InL, OutL>) out_ = ops_.ins[0];
-      // The reference needs the input as it was before the kernel overwrote it: a real copy
-      // (create_mirror always allocates, create_mirror_view may alias host data).
-      saved_in_ = host_in_t(Kokkos::create_mirror(ops_.ins[0].view()), ops_.ins[0].dims(), order_);
-      Kokkos::deep_copy(saved_in_.view(), ops_.ins[0].view());
-    } else {
-      out_ = make_out("out", K::output(p_));
-      poison(out_);
-    }
-    if constexpr (times_in_prepare<K>::value) k_.run_sampler = settings_.timer;
-    k_.prepare(exec(), p_, ops_, out_);
-    // A library's search in prepare (cuDNN's, cuBLASLt's candidates) computes into the output:
-    // poisoned again, so the validated run is the one that must write it.
-    if (!in_place_) poison(out_);
-    Kokkos::fence();
-    space_.prepare(buffers());
-  }
 
   void before_run() override { space_.before_run(buffers(), settings_.timer); }
-  void run() override { k_.run(exec(), ops_, out_, p_); }
-  std::string extra_note() const override { return join_notes(space_.note(), k_.note()); }
-  double tolerance() const override { return K::tolerance(p_); }
-
-  comparison validate() override {
-    // Every variant and layout of a layer sees the same logical operands (the fill is
-    // layout-independent), so the reference is computed once per layer and seed.
-    const auto compute = [&] { return K::reference(p_, host_operands(in_place_ ? &saved_in_ : nullptr)); };
-    const std::string key = reference_key(spec_, seed_) + "/" + reference_scope_;
-    const auto ref = settings_.references ? settings_.references->get(key, compute)
-                                          : std::make_shared<const std::vector<double>>(compute());
-    auto out_h = create_mirror_view(out_);
-    deep_copy(out_h, out_);
-    return compare(out_h, K::output(p_), *ref, tolerance());
-  }
 
   std::vector<double> output() override {
     auto out_h = create_mirror_view(out_);
@@ -295,13 +245,87 @@ class op_case : public bench_case {
   bool idempotent() const override { return !in_place_; }
   bool runs_back_to_back() const override { return !in_place_ && Space::runs_back_to_back; }
   bool operands_in_device_memory() const override { return Space::device_memory; }
-
   bool bindable() const override {
     return std::is_same_v<Space, space_global> && !InL::runtime_strided && !OutL::runtime_strided;
   }
-  void bind(const std::vector<float*>& ins, float* out) override {
+
+ protected:
+  op_case_operands(const layer_spec& s, const case_settings& st, bool in_place, std::array<axis, 4> order,
+                   std::string reference_scope)
+      : spec_(s), settings_(st), in_place_(in_place), order_(order), reference_scope_(std::move(reference_scope)) {
+    if (in_place_ && !std::is_same_v<InL, OutL>) throw std::logic_error("in place needs one layout");
+  }
+
+  // The operands of seed `seed`: inputs, weights and vectors filled (a vector's values passed
+  // through vector_value), the output poisoned, or the input kept aside when in place.
+  void allocate(std::uint64_t seed, const std::vector<dims4>& in_dims, const std::vector<weight_spec>& weights,
+                const std::vector<vector_spec>& vectors, float (*vector_value)(int, float), const dims4& out_dims) {
+    seed_ = seed;
+    ops_ = {};
+    for (std::size_t i = 0; i < in_dims.size(); ++i) {
+      ops_.ins.push_back(make_in("in" + std::to_string(i), in_dims[i]));
+      fill_random(ops_.ins.back(), seed + 17 * i);
+    }
+    for (const auto& w : weights) {
+      ops_.weights.push_back(make_in("weights", w.dims));
+      fill_random(ops_.weights.back(), seed + w.seed_offset, w.scale);
+    }
+    for (std::size_t j = 0; j < vectors.size(); ++j) {
+      vec_t v("vec" + std::to_string(j), vectors[j].length);
+      auto h = Kokkos::create_mirror_view(v);
+      for (int i = 0; i < vectors[j].length; ++i)
+        h(i) = vector_value(int(j), fill_value(seed + vectors[j].seed_offset, i, vectors[j].scale));
+      Kokkos::deep_copy(v, h);
+      ops_.vecs.push_back(v);
+    }
+    if (in_place_) {
+      if constexpr (std::is_same_v<InL, OutL>) out_ = ops_.ins[0];
+      // The reference needs the input as it was before the kernel overwrote it: a real copy
+      // (create_mirror always allocates, create_mirror_view may alias host data).
+      saved_in_ = host_in_t(Kokkos::create_mirror(ops_.ins[0].view()), ops_.ins[0].dims(), order_);
+      Kokkos::deep_copy(saved_in_.view(), ops_.ins[0].view());
+    } else {
+      out_ = make_out("out", out_dims);
+      poison(out_);
+    }
+  }
+
+  // After the descriptor's prepare: a library's search in prepare (cuDNN's, cuBLASLt's
+  // candidates) computes into the output, poisoned again, so the validated run is the one that
+  // must write it; then the memory space's own preparation.
+  void finish_setup() {
+    if (!in_place_) poison(out_);
+    Kokkos::fence();
+    space_.prepare(buffers());
+  }
+
+  // The output against the layer's reference, computed by `compute` or taken from the run's
+  // cache. Every variant and layout of a layer sees the same logical operands (the fill is
+  // layout-independent), so the reference is computed once per layer and seed.
+  comparison compare_output(const dims4& out_dims, double tolerance, const std::function<std::vector<double>()>& compute) {
+    const std::string key = reference_key(spec_, seed_) + "/" + reference_scope_;
+    const auto ref = settings_.references ? settings_.references->get(key, compute)
+                                          : std::make_shared<const std::vector<double>>(compute());
+    auto out_h = create_mirror_view(out_);
+    deep_copy(out_h, out_);
+    return compare(out_h, out_dims, *ref, tolerance);
+  }
+
+  // The inputs as they were before the run (the saved input of an in-place case).
+  host_ops_t operands_before_run() const { return host_operands(in_place_ ? &saved_in_ : nullptr); }
+
+  // Host operands whose inputs hold `logical` (logical nchw order).
+  host_ops_t operands_holding(const std::vector<std::vector<double>>& logical) const {
+    auto h = host_operands(nullptr);
+    for (std::size_t i = 0; i < h.ins.size(); ++i) {
+      h.ins[i] = host_in_t(Kokkos::create_mirror(ops_.ins[i].view()), h.ins[i].dims(), order_);  // a new allocation
+      from_logical(h.ins[i], logical.at(i));
+    }
+    return h;
+  }
+
+  void bind_operands(const std::vector<float*>& ins, float* out, const std::vector<dims4>& in_dims, const dims4& out_dims) {
     if constexpr (!InL::runtime_strided && !OutL::runtime_strided) {
-      const auto in_dims = K::inputs(p_);
       if (ins.size() != in_dims.size()) throw std::invalid_argument("bind: wrong number of inputs");
       for (std::size_t i = 0; i < in_dims.size(); ++i)
         ops_.ins[i] = in_t(typename in_t::view_type(ins[i], InL::make(in_dims[i])), in_dims[i]);
@@ -309,34 +333,23 @@ class op_case : public bench_case {
         if (out != ins[0]) throw std::invalid_argument("bind: an in-place variant writes over its input");
         if constexpr (std::is_same_v<InL, OutL>) out_ = ops_.ins[0];
       } else {
-        out_ = out_t(typename out_t::view_type(out, OutL::make(K::output(p_))), K::output(p_));
+        out_ = out_t(typename out_t::view_type(out, OutL::make(out_dims)), out_dims);
       }
+    } else {
+      (void)ins, (void)out, (void)in_dims, (void)out_dims;
     }
-  }
-  std::vector<double> reference_on(const std::vector<std::vector<double>>& logical) override {
-    auto h = host_operands(nullptr);
-    for (std::size_t i = 0; i < h.ins.size(); ++i) {
-      h.ins[i] = host_in_t(Kokkos::create_mirror(ops_.ins[i].view()), h.ins[i].dims(), order_);  // a new allocation
-      from_logical(h.ins[i], logical.at(i));
-    }
-    return K::reference(p_, h);
-  }
-  // Read-only loads need an input distinct from the output (the library refuses the alias).
-  bool in_place_safe() const override {
-    return in_place_ || (K::in_place_safe && K::in_place_safe_for(p_) && !detail::reads_only<K>::value);
   }
 
-  case_cost cost() const override {
-    case_cost c{K::bytes(p_), K::flops(p_), k_.workspace_bytes(p_), k_.passes(p_)};
-    c.predicted_dram_bytes = k_.template predicted_dram_bytes<InL>(p_, settings_);
-    double read = 0;  // the operands as the case allocates them (every kcnn operand is fp32)
-    for (const dims4& d : K::inputs(p_)) read += double(d.size());
-    for (const weight_spec& w : K::weights(p_)) read += double(w.dims.size());
-    for (const vector_spec& v : K::vectors(p_)) read += double(v.length);
-    // A workspace may be written by one launch and read back by the next: counted as read.
-    c.read_bytes = read * sizeof(float) + c.workspace_bytes;
-    return c;
-  }
+  layer_spec spec_;
+  case_settings settings_;
+  bool in_place_;
+  std::array<axis, 4> order_;
+  std::string reference_scope_;
+  std::uint64_t seed_ = 0;
+  Space space_;
+  ops_t ops_;
+  out_t out_;
+  host_in_t saved_in_;
 
  private:
   in_t make_in(const std::string& name, const dims4& d) const {
@@ -378,19 +391,63 @@ class op_case : public bench_case {
     if (!in_place_) b.push_back({out_.view().data(), out_.bytes(), false});
     return b;
   }
+};
 
-  layer_spec spec_;
-  case_settings settings_;
+// A descriptor's case: what K states (shapes, cost, tolerance, reference, launch) around the
+// operands its layouts and memory space share.
+template <class InL, class OutL, class K, class Space = space_global>
+class op_case : public op_case_operands<InL, OutL, Space> {
+  using base = op_case_operands<InL, OutL, Space>;
+
+ public:
+  using typename base::exec;
+  using typename base::host_ops_t;
+  using typename base::ops_t;
+  using typename base::out_t;
+  using params = typename K::params;
+  static_assert(check_descriptor<K, ops_t, host_ops_t, out_t>());
+
+  // reference_scope: what, besides the layer and the seed, names the host reference this case
+  // shares (register_case: the op when K declares a reference family, else the registration).
+  op_case(const layer_spec& s, const case_settings& st, bool in_place, std::array<axis, 4> order,
+          std::string reference_scope)
+      : base(s, st, in_place, order, std::move(reference_scope)), p_(K::from_spec(s)) {}
+
+  void setup(std::uint64_t seed) override {
+    this->allocate(seed, K::inputs(p_), K::weights(p_), K::vectors(p_), &K::vector_value, K::output(p_));
+    if constexpr (times_in_prepare<K>::value) k_.run_sampler = this->settings_.timer;
+    k_.prepare(exec(), p_, this->ops_, this->out_);
+    this->finish_setup();
+  }
+
+  void run() override { k_.run(exec(), this->ops_, this->out_, p_); }
+  std::string extra_note() const override { return join_notes(this->space_.note(), k_.note()); }
+  double tolerance() const override { return K::tolerance(p_); }
+
+  comparison validate() override {
+    return this->compare_output(K::output(p_), tolerance(), [&] { return K::reference(p_, this->operands_before_run()); });
+  }
+
+  void bind(const std::vector<float*>& ins, float* out) override { this->bind_operands(ins, out, K::inputs(p_), K::output(p_)); }
+  std::vector<double> reference_on(const std::vector<std::vector<double>>& logical) override {
+    return K::reference(p_, this->operands_holding(logical));
+  }
+  // Read-only loads need an input distinct from the output (the library refuses the alias).
+  bool in_place_safe() const override {
+    return this->in_place_ || (K::in_place_safe && K::in_place_safe_for(p_) && !detail::reads_only<K>::value);
+  }
+
+  case_cost cost() const override {
+    case_cost c{K::bytes(p_), K::flops(p_), k_.workspace_bytes(p_), k_.passes(p_)};
+    c.predicted_dram_bytes = k_.template predicted_dram_bytes<InL>(p_, this->settings_);
+    // A workspace may be written by one launch and read back by the next: counted as read.
+    c.read_bytes = operand_bytes(K::inputs(p_), K::weights(p_), K::vectors(p_)) + c.workspace_bytes;
+    return c;
+  }
+
+ private:
   params p_;
-  bool in_place_;
-  std::array<axis, 4> order_;
-  std::string reference_scope_;
-  std::uint64_t seed_ = 0;
   K k_;
-  Space space_;
-  ops_t ops_;
-  out_t out_;
-  host_in_t saved_in_;
 };
 
 // A transform's pair of layouts (input From, output To) in a register_variant layout list.
