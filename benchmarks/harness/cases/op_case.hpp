@@ -1,9 +1,9 @@
 #pragma once
 // The one case contract of every op (tensor ops, conv2d, fc, peers, faults): a descriptor K
 // states, once, the layer's shapes, its cost, its tolerance, its reference, what it cannot run
-// and its launch; op_case does the rest (allocation in the case's memory space, seeded fill, NaN
-// poison, the shared host reference, validation, binding for forward passes) and
-// register_variant files it under typed axes. What K must and may provide is checked at compile
+// and its launch; op_case does the rest, through op_case_operands, which no descriptor changes
+// (allocation in the case's memory space, seeded fill, NaN poison, the shared host reference,
+// validation, binding for forward passes), and register_variant files it under typed axes. What K must and may provide is checked at compile
 // time (check_descriptor below); descriptor_defaults supplies every optional member.
 //
 // Required members of K:
