@@ -3,8 +3,9 @@
 // states, once, the layer's shapes, its cost, its tolerance, its reference, what it cannot run
 // and its launch; op_case does the rest, through op_case_operands, which no descriptor changes
 // (allocation in the case's memory space, seeded fill, NaN poison, the shared host reference,
-// validation, binding for forward passes), and register_variant files it under typed axes. What K must and may provide is checked at compile
-// time (check_descriptor below); descriptor_defaults supplies every optional member.
+// validation, binding for forward passes), and register_variant files it under typed axes. What
+// K must and may provide is checked at compile time (check_descriptor below); descriptor_defaults
+// supplies every optional member.
 //
 // Required members of K:
 //   using params = ...;                                   // the kernel library's params
@@ -302,7 +303,8 @@ class op_case_operands : public bench_case {
   // The output against the layer's reference, computed by `compute` or taken from the run's
   // cache. Every variant and layout of a layer sees the same logical operands (the fill is
   // layout-independent), so the reference is computed once per layer and seed.
-  comparison compare_output(const dims4& out_dims, double tolerance, const std::function<std::vector<double>()>& compute) {
+  comparison compare_output(const dims4& out_dims, double tolerance,
+                            const std::function<std::vector<double>()>& compute) {
     const std::string key = reference_key(spec_, seed_) + "/" + reference_scope_;
     const auto ref = settings_.references ? settings_.references->get(key, compute)
                                           : std::make_shared<const std::vector<double>>(compute());
@@ -324,7 +326,8 @@ class op_case_operands : public bench_case {
     return h;
   }
 
-  void bind_operands(const std::vector<float*>& ins, float* out, const std::vector<dims4>& in_dims, const dims4& out_dims) {
+  void bind_operands(const std::vector<float*>& ins, float* out, const std::vector<dims4>& in_dims,
+                     const dims4& out_dims) {
     if constexpr (!InL::runtime_strided && !OutL::runtime_strided) {
       if (ins.size() != in_dims.size()) throw std::invalid_argument("bind: wrong number of inputs");
       for (std::size_t i = 0; i < in_dims.size(); ++i)
@@ -425,10 +428,13 @@ class op_case : public op_case_operands<InL, OutL, Space> {
   double tolerance() const override { return K::tolerance(p_); }
 
   comparison validate() override {
-    return this->compare_output(K::output(p_), tolerance(), [&] { return K::reference(p_, this->operands_before_run()); });
+    return this->compare_output(K::output(p_), tolerance(),
+                                [&] { return K::reference(p_, this->operands_before_run()); });
   }
 
-  void bind(const std::vector<float*>& ins, float* out) override { this->bind_operands(ins, out, K::inputs(p_), K::output(p_)); }
+  void bind(const std::vector<float*>& ins, float* out) override {
+    this->bind_operands(ins, out, K::inputs(p_), K::output(p_));
+  }
   std::vector<double> reference_on(const std::vector<std::vector<double>>& logical) override {
     return K::reference(p_, this->operands_holding(logical));
   }
