@@ -29,6 +29,11 @@
 namespace fs = std::filesystem;
 
 namespace {
+// --quick with one timed repetition, no warm-up and a negligible budget: for the tests of what a
+// run writes (interrupted, resumed, sharded), where a case's time is not what is checked and its
+// setup and validation are what is left.
+const std::string quickest = "--quick --budget 0.001 --min-reps 1 --warmup 0";
+
 struct proc_result {
   int code = -1;
   std::string out, err;
@@ -739,7 +744,7 @@ TEST(Cli, InterruptedRunKeepsItsRowsAndResumeFinishesIt) {
 #endif
   // SIGINT after 3 s of a run that takes longer: the running case finishes, the rest is skipped.
   const auto r = run("/usr/bin/timeout", "--preserve-status -s INT 3 '" + std::string(KCNN_BENCH_EXE) +
-                     "' --quick --no-ceilings --suite smoke --layout " + layouts + " --out " + out.string());
+                     "' " + quickest + " --no-ceilings --suite smoke --layout " + layouts + " --out " + out.string());
   EXPECT_EQ(r.code, 130) << r.err;
   EXPECT_NE(r.err.find("interrupted by signal 2"), std::string::npos) << r.err;
   const auto csvs = files_with(out, ".csv");
@@ -757,7 +762,7 @@ TEST(Cli, InterruptedRunKeepsItsRowsAndResumeFinishesIt) {
   const std::string json = csvs[0].string().substr(0, csvs[0].string().size() - 4) + ".json";
   EXPECT_NE(slurp(json).find("\"interrupted\": true"), std::string::npos);
   // --resume runs exactly the cases that are missing and appends them to the same file.
-  const auto r2 = run(KCNN_BENCH_EXE, "--quick --no-ceilings --suite smoke --layout " + layouts + " --resume " +
+  const auto r2 = run(KCNN_BENCH_EXE, quickest + " --no-ceilings --suite smoke --layout " + layouts + " --resume " +
                       csvs[0].string());
   ASSERT_EQ(r2.code, 0) << r2.err;
   EXPECT_NE(r2.err.find(std::to_string(first.size() - 1) + " of " + std::to_string(expected.size()) + " cases already in"),
@@ -1017,8 +1022,8 @@ TEST(Cli, MpiShardMergesEveryRanksRowsIntoOneFileWithTheCasesOfOneRank) {
   const auto listed = lines(run(KCNN_BENCH_EXE, "--suite smoke --list").out);
   ASSERT_GT(listed.size(), 100u);
   const fs::path out = fresh_dir("kcnn_cli_mpi_shard");
-  const auto r = run("timeout", mpirun(2, KCNN_BENCH_EXE) + " --mpi shard --suite smoke --quick --no-ceilings --out " +
-                                    out.string());
+  const auto r = run("timeout", mpirun(2, KCNN_BENCH_EXE) + " --mpi shard --suite smoke " + quickest +
+                                    " --no-ceilings --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   const auto csvs = files_with(out, ".csv");
   ASSERT_EQ(csvs.size(), 1u);  // one merged file
