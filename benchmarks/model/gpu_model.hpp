@@ -26,7 +26,7 @@
 namespace kcnn::model {
 
 // Version of the model's rules, recorded in every context (bump when a figure's meaning changes).
-inline constexpr const char* model_version = "5";
+inline constexpr const char* model_version = "6";
 
 // A GPU as the model sees it (benchmarks/model/devices.csv).
 struct device_description {
@@ -126,6 +126,7 @@ struct launch_figures {
 struct case_figures {
   std::vector<launch_figures> launches;
   double flops = 0;
+  double executed_flops = 0;  // what the kernels declared they execute, padding included (0: none declared)
   double ld_requests = 0, ld_sectors = 0, st_requests = 0, st_sectors = 0, smem_requests = 0, smem_wavefronts = 0,
          const_requests = 0, const_words = 0, l2_bytes = 0, dram_bytes = 0;
   double time_s = 0;
@@ -151,7 +152,8 @@ class session {
   ~session();
   session(const session&) = delete;
   session& operator=(const session&) = delete;
-  // Ends recording; `flops` is the case's declared FLOPs (the FP32 bound). `read_bytes`: what the
+  // Ends recording; `flops` is the case's declared FLOPs (the FP32 bound, or what its kernels
+  // declared they execute where that is more: kcnn/model_hooks.hpp, executed_flops). `read_bytes`: what the
   // operands the case reads (inputs, weights, vectors) occupy (0: unknown). When they fit in half
   // the L2, the model's own L2 serves every re-read of them, so the DRAM reads charged to untraced
   // blocks are capped: the case reads no more from DRAM than its traced blocks did plus what of

@@ -93,6 +93,11 @@ void record_guarded(const void* p, std::uint8_t size, bool store, const void* pc
 
 // ---- hooks called by kcnn/map.hpp and kcnn/lanes.hpp ----
 
+void executed_flops(double flops) {
+  recorder& r = rec;
+  if (r.session_open) r.executed_flops += flops;
+}
+
 int device_concurrency() {
   const recorder& r = rec;
   return r.session_open && r.dev ? r.dev->sms * r.dev->max_threads_per_sm : 0;

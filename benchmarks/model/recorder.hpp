@@ -69,6 +69,7 @@ struct recorder {
   double dram_read_per_block = 0;
   sector_cache l2;
   std::vector<launch_figures> launches;
+  double executed_flops = 0;  // what the session's kernels declared they execute (executed_flops())
 };
 
 extern recorder rec;

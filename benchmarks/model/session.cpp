@@ -23,6 +23,7 @@ session::session(const device_description& d, trace_limits limits, const registe
   r.limits = limits;
   r.session_open = true;
   r.launches.clear();
+  r.executed_flops = 0;
   pthread_attr_t attr;
   void* stack = nullptr;
   std::size_t stack_bytes = 0;
@@ -76,6 +77,8 @@ case_figures session::finish(double flops, double read_bytes) {
   r.l2.configure(0, 128, 32, 16);
   r.registers = nullptr;
   c.flops = flops;
+  c.executed_flops = r.executed_flops;
+  r.executed_flops = 0;
   predict(*r.dev, c);
   return c;
 }

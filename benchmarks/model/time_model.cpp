@@ -1,6 +1,7 @@
 // The model's predicted time (predict, gpu_model.hpp): per launch the largest of its DRAM, L2,
 // load/store pipe and latency bounds, summed over the case's launches, or, when larger, the case's
-// FMA pipe (its FLOPs at the FP32 peak) or its instruction issue (FMAs and memory instructions
+// FMA pipe (its FLOPs at the FP32 peak; since version 6 what its kernels execute where they declare
+// more, an implicit GEMM's padding) or its instruction issue (FMAs and memory instructions
 // through the schedulers); the bound that decides is named. Arithmetic on the recorded counts only.
 #include "gpu_model.hpp"
 
@@ -92,11 +93,13 @@ void predict(const device_description& d, case_figures& c) {
       worst_bound = t == f.t_dram ? "dram" : t == f.t_l2 ? "l2" : t == f.t_lsu ? "lsu" : "latency";
     }
   }
-  // The FMA pipe: the case's FLOPs at the FP32 peak. Issue: every scheduler issues one warp
+  // The FMA pipe: the case's FLOPs (or what its kernels execute, when they declared more) at the
+  // FP32 peak. Issue: every scheduler issues one warp
   // instruction per clock, and a case's FMAs (FLOPs / 2, a warp's worth an instruction) and its
   // memory instructions all go through them.
-  c.t_fp32 = c.flops / d.fp32_flops_per_s;
-  c.t_issue = (c.flops / 2 / d.warp_size + memory_instructions) / (d.issue_per_clock * d.sms * d.clock_hz);
+  const double flops = std::max(c.flops, c.executed_flops);
+  c.t_fp32 = flops / d.fp32_flops_per_s;
+  c.t_issue = (flops / 2 / d.warp_size + memory_instructions) / (d.issue_per_clock * d.sms * d.clock_hz);
   c.time_s = std::max({memory_time, c.t_fp32, c.t_issue});
   c.bound = c.time_s == memory_time ? worst_bound : c.time_s == c.t_issue ? "issue" : "fp32";
 }

@@ -514,29 +514,80 @@ TEST(GpuModelKernels, ImplicitGemmFeedsEightFmasPerLoadFromScratch) {
 // here span two filter taps, each with its own table entry; every output exact. Per step (147 K
 // indices padded to 19 steps of 8) a warp issues one 16-byte weight load and four table loads, and
 // at most four input loads (none where the whole warp's taps fall in the padding or its pixels past
-// the last of the 288).
+// the last of the 288). 96 output channels: the square tile.
 TEST(GpuModelKernels, ImplicitGemmGathersOddChannelCountsFourKIndicesOfAPixel) {
-  const kcnn::conv2d_params p{2, 3, 23, 23, 64, 7, 7, 2, 3, 1};
+  const kcnn::conv2d_params p{2, 3, 23, 23, 96, 7, 7, 2, 3, 1};
   const auto c = model_closed_form<kcnn::layout::nhwc>(p, kcnn::variant::implicit_gemm{});
   const auto& f = launch_named(c, "kcnn::conv2d_implicit_gemm");
   EXPECT_EQ(f.threads_per_block, 256);
-  EXPECT_EQ(f.blocks, 3);  // one tile of channels (64 of 128) x 3 of pixels, K not split
+  EXPECT_EQ(f.blocks, 3);  // one tile of channels (96 of 128) x 3 of pixels, K not split
   const double warp_steps = 3 * 8 * 19.0;
   EXPECT_GT(f.ld_requests, warp_steps * (1 + 4));
   EXPECT_LE(f.ld_requests, warp_steps * (1 + 4 + 4));
 }
 
 TEST(GpuModelKernels, ImplicitGemmSplitsALongReductionAndSumsItExactly) {
-  // 136 channels (two tiles, the second of 8) over 390 pixels (four tiles, the last of 6): 8 tiles,
-  // too few for the GPU, so K (576 = 64 x 3 x 3, 72 steps) is split in two segments of at least 32
-  // steps; and fc6-like: one tile, 2304 features (288 steps) split in 9. Both outputs exact.
+  // 136 channels over 390 pixels: narrow tiles (64 x 256: 3 x 2 multiply 3/4 of what 2 x 4 square
+  // ones would), the last of 8 channels and 134 pixels: 6 tiles, too few for the GPU, so K (576 =
+  // 64 x 3 x 3) is split in two segments of at least 256 K indices; and fc6-like: one square tile,
+  // 2304 features (288 steps) split in 9. Both outputs exact.
   const auto c = model_closed_form<kcnn::layout::nchw>(kcnn::conv2d_params{2, 64, 15, 13, 136, 3, 3, 1, 1, 1},
                                                        kcnn::variant::implicit_gemm{});
   ASSERT_EQ(c.launches.size(), 2u);
-  EXPECT_EQ(launch_named(c, "kcnn::conv2d_implicit_gemm").blocks, 2 * 8);
+  EXPECT_EQ(launch_named(c, "kcnn::conv2d_implicit_gemm").blocks, 2 * 6);
   const auto cf = model_closed_form<kcnn::layout::nhwc>(kcnn::fc_params(4, 256, 3, 3, 40), kcnn::variant::fc_implicit_gemm{});
   ASSERT_EQ(cf.launches.size(), 2u);
   EXPECT_EQ(launch_named(cf, "kcnn::fc_implicit_gemm").blocks, 2304 / 8 / 32);
+}
+
+// A layer takes the tile that multiplies the fewest zeros. A group of at most 64 output channels
+// takes the narrow tile: 64 channels x 256 pixels, 8 x 32 threads, K steps of 4. ResNet-50's 64-channel 3 x 3 layer at a small size: every output exact in
+// each layout; 800 pixels in 4 tiles, K (576) split in 2 segments (8 tiles are too few). The
+// kernel declares what its tiles multiply: 64 channels x 1024 pixels x 576, no channel padding
+// (the square tile would multiply 128 channels, half of them zeros), and the model's FMA bound
+// counts it. Per step a thread's 16 16-byte shared loads read, per warp, 4 or 8 distinct chunks:
+// one wavefront each where the square tile's pixel operands take two. Then the other geometries on
+// the narrow tile, exact: groups of 32 with stride 2 and dilation 2, and a depthwise layer. A layer
+// of at most 64 pixels takes the wide tile, 256 channels x 64 pixels (32 x 8 threads, K steps of
+// 4, 4-byte input loads in every layout): ResNet-50's last 3 x 3 layer at batch 1 (49 pixels, 512
+// channels in 2 tiles, K split in 2) and an fc layer of 300 outputs at batch 48, exact, each
+// multiplying 64 pixels where a square tile would multiply 128.
+TEST(GpuModelKernels, ImplicitGemmTakesTheTileThatMultipliesTheFewestZeros) {
+  const kcnn::conv2d_params p{2, 64, 20, 20, 64, 3, 3, 1, 1, 1};
+  const auto check = [&](const kcnn::model::case_figures& c) {
+    const auto& f = launch_named(c, "kcnn::conv2d_implicit_gemm");
+    EXPECT_EQ(f.threads_per_block, 256);
+    EXPECT_EQ(f.blocks, 4 * 2);
+    EXPECT_DOUBLE_EQ(c.executed_flops, 2.0 * 64 * 1024 * 576);
+    EXPECT_LE(f.l2_bytes / (p.flops() / 2), 0.1);
+    EXPECT_LE(f.smem_wavefronts / f.smem_requests, 1.25);
+  };
+  check(model_closed_form<kcnn::layout::nchw>(p, kcnn::variant::implicit_gemm{}));
+  check(model_closed_form<kcnn::layout::nhwc>(p, kcnn::variant::implicit_gemm{}));
+  check(model_closed_form<kcnn::layout::chwn>(p, kcnn::variant::implicit_gemm{}));
+  kcnn::conv2d_params grouped{3, 16, 17, 15, 64, 3, 3, 2, 2, 2};
+  grouped.dilation_h = grouped.dilation_w = 2;
+  const kcnn::conv2d_params depthwise{2, 24, 9, 11, 24, 3, 3, 1, 1, 24};
+  for (const auto& q : {grouped, depthwise}) {
+    model_closed_form<kcnn::layout::nchw>(q, kcnn::variant::implicit_gemm{});
+    model_closed_form<kcnn::layout::nhwc>(q, kcnn::variant::implicit_gemm{});
+    model_closed_form<kcnn::layout::chwn>(q, kcnn::variant::implicit_gemm{});
+  }
+  const kcnn::conv2d_params last{1, 64, 7, 7, 512, 3, 3, 1, 1, 1};
+  const auto check_wide = [&](const kcnn::model::case_figures& c) {
+    const auto& f = launch_named(c, "kcnn::conv2d_implicit_gemm");
+    EXPECT_EQ(f.threads_per_block, 256);
+    EXPECT_EQ(f.blocks, 2 * 2);
+    EXPECT_DOUBLE_EQ(c.executed_flops, 2.0 * 512 * 64 * 576);
+    EXPECT_LE(f.smem_wavefronts / f.smem_requests, 1.25);
+  };
+  check_wide(model_closed_form<kcnn::layout::nchw>(last, kcnn::variant::implicit_gemm{}));
+  check_wide(model_closed_form<kcnn::layout::nhwc>(last, kcnn::variant::implicit_gemm{}));
+  check_wide(model_closed_form<kcnn::layout::chwn>(last, kcnn::variant::implicit_gemm{}));
+  const kcnn::fc_params fc(48, 64, 2, 2, 300);
+  for (const auto& c : {model_closed_form<kcnn::layout::nchw>(fc, kcnn::variant::fc_implicit_gemm{}),
+                        model_closed_form<kcnn::layout::nhwc>(fc, kcnn::variant::fc_implicit_gemm{})})
+    EXPECT_DOUBLE_EQ(c.executed_flops, 2.0 * 512 * 64 * 256);
 }
 
 TEST(GpuModelKernels, SoftmaxOfAChwnClassifierFillsMoreThanOneBlockAndReadsOnce) {

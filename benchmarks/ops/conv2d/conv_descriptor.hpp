@@ -88,13 +88,14 @@ struct conv_call : conv_descriptor<Self, FullyConnected>, holds_variant<Variant>
 };
 
 // conv2d's and fc's implicit GEMM (kcnn/conv2d/implicit_gemm.hpp): the traffic model charges a
-// team's tile, 8 x side pixels (images for fc) by 8 x side output channels (128 x 128 on a GPU path).
+// team's tile of pixels (images for fc) by output channels: 128 x 128 on a GPU path, 256 x 64
+// for groups of at most 64 channels.
 template <class Self, class Variant, bool FullyConnected>
 struct implicit_gemm_call : conv_call<Self, Variant, FullyConnected> {
   template <class Layout>
-  static conv_tile traffic_tile(const conv2d_params&) {
-    constexpr int side = 8 * implicit_gemm_threads_side<Kokkos::DefaultExecutionSpace>;
-    return {side, side};
+  static conv_tile traffic_tile(const conv2d_params& p) {
+    const auto [channels, pixels] = implicit_gemm_tile_shape<Kokkos::DefaultExecutionSpace>(p);
+    return {pixels, channels};
   }
 };
 

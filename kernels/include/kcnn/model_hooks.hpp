@@ -50,6 +50,10 @@ void block_end();
 int device_concurrency();
 // [p, p + bytes) is team scratch (shared memory) of the current block.
 void scratch_region(const void* p, std::size_t bytes);
+// The FLOPs a kernel's launch executes, padding included, where that is more than the work its
+// case declares (an implicit GEMM's tile multiplies zeros past a layer's channels): the model's
+// FMA pipe and issue bounds count the larger. Summed over the launches of the open session.
+void executed_flops(double flops);
 
 }  // namespace kcnn::model
 #endif

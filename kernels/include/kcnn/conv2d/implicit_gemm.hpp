@@ -7,14 +7,19 @@
 //  * a team owns a tile of BM = 8 TM output channels x BN = 8 TN output pixels; its TM x TN
 //    threads (16 x 16 on a GPU: a 128 x 128 tile) each hold an 8 x 8 fragment of accumulators
 //    in registers: channels {4 tm..4 tm+3, BM/2 + 4 tm..} x pixels {4 tn..4 tn+3, BN/2 + 4 tn..}
-//    (two 16-byte shared loads of each operand per K index: one shared load per 16 FMAs);
-//  * the K axis is walked in steps of BK = 8: the step's weight tile [8][BM] and input tile
-//    [8][BN] are staged in two scratch buffers, double-buffered: a thread issues the next step's
-//    global loads into registers, multiplies the current step from scratch, then stores what it
-//    loaded into the other buffer: one barrier per step, the loads' latency behind 512 FMAs;
+//    (two 16-byte shared loads of each operand per K index: one shared load per 16 FMAs). A layer
+//    takes the tile that multiplies the fewest zeros (implicit_gemm_choose_shape): a group of at
+//    most 64 output channels a narrow tile of 64 channels x 256 pixels (8 x 32 threads), a layer of
+//    at most 64 pixels (fc at a small batch) a wide one of 256 channels x 64 pixels (32 x 8);
+//  * the K axis is walked in steps of BK = 8 (4 in the narrow and wide tiles): the step's weight tile
+//    [BK][BM] and input tile [BK][BN] are staged in two scratch buffers, double-buffered: a thread
+//    issues the next step's global loads into registers, multiplies the current step from scratch,
+//    then stores what it loaded into the other buffer: one barrier per step, the loads' latency
+//    behind BK x 64 FMAs;
 //  * weights are packed once by prepare as [g][kappa][k padded to BM], kappa in the input's order,
 //    zero past the group's channels and past kappa's end: a warp's weight load is 32 x 16 bytes of
-//    one row (one 16-byte load per thread per step on a GPU);
+//    one row (one 16-byte load per thread per step on a GPU), or 32 floats of one row in the narrow
+//    tile (a float per thread per step);
 //  * the input gather goes through a table of kappa -> (c, r dilation_h, s dilation_w), built by
 //    prepare: no division in the loop. Lanes run along the input's contiguous axis: along kappa
 //    with c fastest in nhwc (eight channels of a pixel are one sector), along the pixels
@@ -37,11 +42,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <typeindex>
+#include <utility>
 
 namespace kcnn {
 
@@ -49,8 +56,73 @@ namespace kcnn {
 // 16 x 16 on a GPU path, one on a host backend), 8 x 8 outputs each.
 template <class Exec>
 inline constexpr int implicit_gemm_threads_side = register_tile_geometry<Exec>::side;
-inline constexpr int implicit_gemm_bk = 8;  // K indices per step
-inline constexpr int implicit_gemm_min_segment = 32;  // K steps of a segment of a split launch
+inline constexpr int implicit_gemm_bk = 8;  // K indices per step of the square tile; kappa is padded to it
+inline constexpr int implicit_gemm_min_segment = 256;  // K indices of a segment of a split launch
+
+// A team's shape: TM x TN threads along the output channels and the pixels, an 8 x 8 fragment each
+// (a tile of BM = 8 TM channels by BN = 8 TN pixels), K steps of BK indices, and LN, a warp's
+// threads along the pixels (the rest of its 32 along the channels).
+template <int TM_, int TN_, int BK_, int LN_>
+struct implicit_gemm_tile {
+  static constexpr int TM = TM_, TN = TN_, BK = BK_, LN = LN_;
+  static constexpr int T = TM * TN, BM = 8 * TM, BN = 8 * TN;
+};
+// The square tile: 128 x 128 on a GPU path (a warp: 2 channel threads x 16 pixel threads), 8 x 8
+// on a host backend.
+template <class Exec>
+using implicit_gemm_square =
+    implicit_gemm_tile<implicit_gemm_threads_side<Exec>, implicit_gemm_threads_side<Exec>, implicit_gemm_bk,
+                       implicit_gemm_threads_side<Exec>>;
+// The narrow tile of a GPU path: 64 channels x 256 pixels, for groups of at most 64 output
+// channels (ResNet's and GoogLeNet's 64-channel layers, depthwise), where half of a square tile
+// would multiply zero weights. The same 256 threads and 8 x 8 fragments; K steps of 4 keep a
+// thread's staged loads within the square tile's (4 input floats and one weight float, where the
+// square tile stages 4 and a 16-byte chunk), within the 128 registers. A warp is 4 channel threads x 8 pixel threads:
+// its 16-byte shared loads read 64 and 128 distinct bytes (one wavefront each), where the square
+// tile's read 32 and 256 (one and two).
+template <class Exec>
+using implicit_gemm_narrow =
+    implicit_gemm_tile<implicit_gemm_threads_side<Exec> / 2, 2 * implicit_gemm_threads_side<Exec>, 4,
+                       implicit_gemm_threads_side<Exec> / 2>;
+// The wide tile of a GPU path: 256 channels x 64 pixels, for layers of at most 64 pixels (a fully
+// connected layer at batch 64 or less, a 7 x 7 image at batch 1). K steps of 4: a thread stages one
+// 16-byte weight chunk and one input float (4-byte input loads only: a thread's K indices are one).
+// A warp is 4 channel threads x 8 pixel threads.
+template <class Exec>
+using implicit_gemm_wide =
+    implicit_gemm_tile<2 * implicit_gemm_threads_side<Exec>, implicit_gemm_threads_side<Exec> / 2, 4,
+                       implicit_gemm_threads_side<Exec> / 2>;
+
+enum class implicit_gemm_shape { square, narrow, wide };
+// The tile layer p takes on Exec: the one that multiplies the fewest zeros (past the group's
+// channels and the last pixel), the square one unless another multiplies at most 3/4 of what it
+// would (their K steps of 4 bring the gather, the stores to scratch and the barrier twice as often
+// per FMA). Always the square tile on a host backend (a team of one thread).
+template <class Exec>
+implicit_gemm_shape implicit_gemm_choose_shape(const conv2d_params& p) {
+  if constexpr (implicit_gemm_threads_side<Exec> == 1) {
+    return implicit_gemm_shape::square;
+  } else {
+    const double pixels = double(p.n) * p.p() * p.q();
+    const auto work = [&](int bm, int bn) {
+      return std::ceil(double(p.k_per_group()) / bm) * bm * (std::ceil(pixels / bn) * bn);
+    };
+    const double square = work(implicit_gemm_square<Exec>::BM, implicit_gemm_square<Exec>::BN);
+    const double narrow = work(implicit_gemm_narrow<Exec>::BM, implicit_gemm_narrow<Exec>::BN);
+    const double wide = work(implicit_gemm_wide<Exec>::BM, implicit_gemm_wide<Exec>::BN);
+    if (std::min(narrow, wide) > 0.75 * square) return implicit_gemm_shape::square;
+    return narrow <= wide ? implicit_gemm_shape::narrow : implicit_gemm_shape::wide;
+  }
+}
+// The tile layer p runs in on Exec: {output channels, output pixels} (what the traffic model charges).
+template <class Exec>
+std::pair<int, int> implicit_gemm_tile_shape(const conv2d_params& p) {
+  switch (implicit_gemm_choose_shape<Exec>(p)) {
+    case implicit_gemm_shape::narrow: return {implicit_gemm_narrow<Exec>::BM, implicit_gemm_narrow<Exec>::BN};
+    case implicit_gemm_shape::wide: return {implicit_gemm_wide<Exec>::BM, implicit_gemm_wide<Exec>::BN};
+    default: return {implicit_gemm_square<Exec>::BM, implicit_gemm_square<Exec>::BN};
+  }
+}
 
 namespace detail {
 
@@ -131,40 +203,61 @@ struct implicit_gemm_table_functor {
 
 // The launch's geometry, fixed by prepare.
 struct implicit_gemm_plan {
+  implicit_gemm_shape shape = implicit_gemm_shape::square;  // the team's tile
   int kpad = 0;        // packed output channels per group (whole tiles)
   int kappa_pad = 0;   // K axis per group, whole steps
   int mtiles = 1, ntiles = 1;
-  int steps = 0;       // K steps per group
+  int steps = 0;       // K steps per group, of the tile's BK
   int splits = 1, steps_per_split = 0;
   long npix = 0;       // output pixels, N P Q
   std::size_t outputs = 0;
 };
 
-// VecB: the input tile loaded 16 bytes at a time, four channels of a pixel (nhwc with channels per
-// group and channels multiples of 4, the input 16-byte aligned: implicit_gemm_state decides).
-template <class Exec, class In, class Bias, class Out, bool VecB>
+// Tile: an implicit_gemm_tile. VecB: the input tile loaded 16 bytes at a time, four channels of a
+// pixel (nhwc with channels per group and channels multiples of 4, the input 16-byte aligned:
+// implicit_gemm_state decides).
+template <class Exec, class In, class Bias, class Out, bool VecB, class Tile>
 struct implicit_gemm_functor {
-  static constexpr int TS = implicit_gemm_threads_side<Exec>;
-  static constexpr int TM = TS, TN = TS, T = TM * TN;
-  static constexpr int BM = 8 * TM, BN = 8 * TN, BK = implicit_gemm_bk;
-  static constexpr int a_pitch = BM;      // [BK][BM]: a warp's weight row store is conflict-free
-  static constexpr int b_pitch = BN + 4;  // [BK][BN + 4]: a warp's nhwc store (16 pixels x 8 K) hits 32 banks
-  static constexpr int a_chunks = BK * BM / 4 / T;  // 16-byte weight loads per thread per step
-  static constexpr int b_loads = BK * BN / T;       // input loads per thread per step
-  static constexpr std::size_t a_floats = std::size_t(BK) * a_pitch, b_floats = std::size_t(BK) * b_pitch;
-  static_assert(BK * BM % (4 * T) == 0 && BK * BN % T == 0, "kcnn: implicit GEMM tile and team do not divide");
+  static constexpr int TM = Tile::TM, TN = Tile::TN, T = Tile::T, LN = Tile::LN;
+  static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;
+  static constexpr int a_pitch = BM;  // [BK][BM]: a warp's weight row store is conflict-free
+  // A step's weight tile is BK x BM floats: a_loads per thread of a_width floats, 16-byte chunks
+  // where the tile has 4 floats a thread or more, else one float a thread (the narrow tile: 4-byte
+  // loads, a warp's 128 contiguous bytes, and 3 fewer registers held across the multiply than a
+  // chunk for a quarter of the threads).
+  static constexpr int a_width = BK * BM >= 4 * T ? 4 : 1;
+  static constexpr int a_loads = BK * BM / (a_width * T);  // weight loads per thread per step
+  static constexpr int a_row = BM / a_width;                // a_width-float loads per row of the tile
+  using a_value = std::conditional_t<a_width == 4, chunk16<float>, float>;
+  static constexpr int b_loads = BK * BN / T;               // input loads per thread per step
+  static_assert(BK * BM % (a_width * T) == 0 && BK * BN % T == 0 && implicit_gemm_bk % BK == 0 && BK % 4 == 0,
+                "kcnn: implicit GEMM tile and team do not divide");
+  static_assert(T < 32 || (32 % LN == 0 && TN % LN == 0 && T % 32 == 0), "kcnn: implicit GEMM warp shape");
   using in_order = typename In::layout_tag;
   using out_order = typename Out::layout_tag;
   static constexpr bool channels_fastest = implicit_gemm_channels_fastest<in_order>;
   static_assert(!VecB || channels_fastest, "kcnn: the implicit GEMM's 16-byte input loads run along channels");
   // A slot of the input tile: 4 consecutive K indices of one pixel in nhwc (one 16-byte load with
   // VecB, else four 4-byte loads, each with its own table entry: the four may span two filter
-  // taps), else one K index. One pixel per slot keeps a thread's gather state at three integers a
-  // slot (a pixel per 4-byte load kept 12, and ptxas spilled across the K loop). A warp's 4-byte
-  // load then spans 16 pixels, not 4: more sectors per request from L1, the same bytes from L2.
-  static constexpr int b_width = channels_fastest ? 4 : 1;
+  // taps), else one K index (also in nhwc where a thread loads one input a step: the wide tile).
+  // One pixel per slot keeps a thread's gather state at three integers a slot (a pixel per 4-byte
+  // load kept 12, and ptxas spilled across the K loop). A warp's 4-byte load then spans 16 pixels,
+  // not 4: more sectors per request from L1, the same bytes from L2.
+  static constexpr int b_width = channels_fastest && b_loads % 4 == 0 ? 4 : 1;
   static constexpr int b_slots = b_loads / b_width;  // input slots per thread per step
-  static_assert(b_loads % b_width == 0, "kcnn: implicit GEMM input slots do not divide");
+  static_assert(!VecB || b_width == 4, "kcnn: the implicit GEMM's 16-byte input loads need slots of 4 K indices");
+  // [BK][BN + pad]. In nhwc a warp's store to the input tile covers `rows` K indices b_width apart,
+  // 32 / rows pixels each: the pad puts the rows 32 / rows banks apart, so the store hits 32 banks
+  // (square: 2 rows, pad 4; narrow: one row; wide: 4 rows, pad 8). Elsewhere a warp stores one
+  // row of 32 pixels.
+  static constexpr int b_pad() {
+    constexpr int rows = channels_fastest ? BK / b_width : 1;
+    for (int pad = 4; rows > 1 && pad <= 32; pad += 4)
+      if (b_width * pad % 32 == 32 / rows) return pad;
+    return 4;
+  }
+  static constexpr int b_pitch = BN + b_pad();
+  static constexpr std::size_t a_floats = std::size_t(BK) * a_pitch, b_floats = std::size_t(BK) * b_pitch;
   using member = typename Kokkos::TeamPolicy<Exec>::member_type;
   using scratch = Kokkos::View<float*, typename Exec::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
@@ -176,10 +269,10 @@ struct implicit_gemm_functor {
   // past the last has a row no K index reaches).
   struct thread_state {
     float acc[8][8];
-    chunk16<float> a_next[a_chunks];
+    a_value a_next[a_loads];
     float b_next[b_loads];
     int base[b_pixels], ih0[b_pixels], iw0[b_pixels];
-    int a_off;  // where thread t's first weight chunk is in a step's rows of packed weights
+    int a_off;  // where thread t's first weight load is in a step's rows of packed weights
   };
 
   const float* x;
@@ -199,6 +292,19 @@ struct implicit_gemm_functor {
   static std::size_t scratch_bytes() { return scratch::shmem_size(2 * a_floats + 4) + scratch::shmem_size(2 * b_floats + 4); }
   KOKKOS_INLINE_FUNCTION static float* aligned16(float* p) {
     return p + ((16 - (reinterpret_cast<std::uintptr_t>(p) & 15)) & 15) / sizeof(float);
+  }
+
+  // Thread t's place in the tile: its fragment's channel thread tm and pixel thread tn. A warp is
+  // 32 / LN channel threads x LN pixel threads; warps go along the pixels first.
+  KOKKOS_INLINE_FUNCTION static void fragment_of(int t, int& tm, int& tn) {
+    if constexpr (T < 32) {
+      tm = t / TN;
+      tn = t % TN;
+    } else {
+      const int lane = t % 32, w = t / 32;
+      tn = (w % (TN / LN)) * LN + lane % LN;
+      tm = (w / (TN / LN)) * (32 / LN) + lane / LN;
+    }
   }
 
   // Output pixel index -> (n, oh, ow), in the output's storage order.
@@ -221,10 +327,10 @@ struct implicit_gemm_functor {
   // (Written per case so that what is fixed per thread is visibly so: one pixel for all loads where
   // the team covers whole rows of the tile.)
   KOKKOS_INLINE_FUNCTION static void b_slot(int t, int j, int& kk, int& pn) {
-    if constexpr (channels_fastest) {  // a warp: 16 pixels x 8 K indices
+    if constexpr (channels_fastest) {  // a warp: 32 / (BK / b_width) pixels x BK K indices
       const int e = t + T * j;
-      kk = 4 * (e % (BK / 4));
-      pn = e / (BK / 4);
+      kk = b_width * (e % (BK / b_width));
+      pn = e / (BK / b_width);
     } else if constexpr (T % BN == 0) { kk = t / BN + (T / BN) * j; pn = t % BN; }
     else {
       const int e = t + T * j;
@@ -240,13 +346,17 @@ struct implicit_gemm_functor {
     // per-thread state but a_off (computing it from t each step kept more values live across the
     // multiply, and ptxas spilled them, reloaded every step).
     const float* a = pack + (std::size_t(g) * plan.kappa_pad + kappa0) * plan.kpad + m0 + st.a_off;
-    unrolled<a_chunks>([&](auto jc) {
+    const auto load = [](const float* q) {
+      if constexpr (a_width == 4) return load_chunk16(q);
+      else return detail::read_only_load(q);
+    };
+    unrolled<a_loads>([&](auto jc) {
       constexpr int j = decltype(jc)::value;
-      if constexpr (T % (BM / 4) == 0) {  // chunk t + T j: T / (BM / 4) rows below chunk t
-        st.a_next[j] = load_chunk16(a + std::size_t(j * (T / (BM / 4))) * plan.kpad);
-      } else {  // chunk e = t + T j: row e / (BM / 4), columns 4 (e mod BM / 4)..
+      if constexpr (T % a_row == 0) {  // load t + T j: T / a_row rows below load t
+        st.a_next[j] = load(a + std::size_t(j * (T / a_row)) * plan.kpad);
+      } else {  // load e = t + T j: row e / a_row, columns a_width (e mod a_row)..
         const int e = t + T * j;
-        st.a_next[j] = load_chunk16(a - st.a_off + std::size_t(e / (BM / 4)) * plan.kpad + 4 * (e % (BM / 4)));
+        st.a_next[j] = load(a - st.a_off + std::size_t(e / a_row) * plan.kpad + a_width * (e % a_row));
       }
     });
     unrolled<b_slots>([&](auto jc) {
@@ -278,10 +388,12 @@ struct implicit_gemm_functor {
   }
 
   KOKKOS_INLINE_FUNCTION void store_step(int t, const thread_state& st, float* as, float* bs) const {
-    unrolled<a_chunks>([&](auto jc) {
+    unrolled<a_loads>([&](auto jc) {
       constexpr int j = decltype(jc)::value;
       const int e = t + T * j;
-      store_chunk16(as + (e / (BM / 4)) * a_pitch + 4 * (e % (BM / 4)), st.a_next[j]);
+      float* const q = as + (e / a_row) * a_pitch + a_width * (e % a_row);
+      if constexpr (a_width == 4) store_chunk16(q, st.a_next[j]);
+      else *q = st.a_next[j];
     });
     unrolled<b_slots>([&](auto jc) {
       constexpr int j = decltype(jc)::value;
@@ -294,9 +406,10 @@ struct implicit_gemm_functor {
     });
   }
 
-  // The step's 8 x 8 x 8 multiply-adds of thread t from scratch.
+  // The step's BK x 8 x 8 multiply-adds of thread t from scratch.
   KOKKOS_INLINE_FUNCTION void multiply(int t, thread_state& st, const float* as, const float* bs) const {
-    const int tm = t / TN, tn = t % TN;
+    int tm, tn;
+    fragment_of(t, tm, tn);
     unrolled<BK>([&](auto kc) {
       constexpr int kk = decltype(kc)::value;
       const chunk16<float> a0 = load_chunk16(as + kk * a_pitch + 4 * tm);
@@ -333,7 +446,7 @@ struct implicit_gemm_functor {
       unrolled<8>([&](auto ic) {
         unrolled<8>([&](auto jc) { st.acc[decltype(ic)::value][decltype(jc)::value] = 0.0f; });
       });
-      st.a_off = (t / (BM / 4)) * plan.kpad + 4 * (t % (BM / 4));
+      st.a_off = (t / a_row) * plan.kpad + a_width * (t % a_row);
       for (int q = 0; q < b_pixels; ++q) {
         int kk, pn, n, oh, ow;
         b_slot(t, q, kk, pn);
@@ -365,7 +478,8 @@ struct implicit_gemm_functor {
     const bool split_launch = plan.splits > 1;
     float* const dst = target + (split_launch ? std::size_t(split) * plan.outputs : std::size_t(0));
     each_team_thread(m, threads, [&](const int t, thread_state& st) {
-      const int tm = t / TN, tn = t % TN;
+      int tm, tn;
+      fragment_of(t, tm, tn);
       // Written out: the accumulators are indexed by constants only, so they stay in registers.
       unrolled<8>([&](auto ic) {
         constexpr int i = decltype(ic)::value;
@@ -400,22 +514,26 @@ class implicit_gemm_state {
     input_layout_ = typeid(InLayout);
     label_ = label;
     sum_label_ = label_ + "_sum";
-    const int bm = 8 * TS, bn = 8 * TS;
+    plan_.shape = implicit_gemm_choose_shape<Exec>(p);
+    const auto [bm, bn] = implicit_gemm_tile_shape<Exec>(p);
+    const int bk = plan_.shape == implicit_gemm_shape::narrow ? implicit_gemm_narrow<Exec>::BK
+                   : plan_.shape == implicit_gemm_shape::wide ? implicit_gemm_wide<Exec>::BK
+                                                               : implicit_gemm_square<Exec>::BK;
     plan_.kpad = (p.k_per_group() + bm - 1) / bm * bm;
     plan_.kappa_pad = implicit_gemm_kappa_padded(p);
     plan_.mtiles = plan_.kpad / bm;
     plan_.npix = long(p.n) * p.p() * p.q();
     plan_.ntiles = int((plan_.npix + bn - 1) / bn);
-    plan_.steps = plan_.kappa_pad / implicit_gemm_bk;
+    plan_.steps = plan_.kappa_pad / bk;
     plan_.outputs = std::size_t(p.n) * p.k * p.p() * p.q();
     // Split K where the tiles leave the GPU idle, each segment at least implicit_gemm_min_segment
-    // steps (a segment's partial sums cost 8 bytes of L2 traffic an output, written and read back:
+    // K indices (a segment's partial sums cost 8 bytes of L2 traffic an output, written and read back:
     // at most 1/32 byte per FMA), the partial sums under 16 MiB (they stay in a GPU's L2 for the
     // sum pass).
     const long tiles = long(plan_.mtiles) * plan_.ntiles * p.groups;
     constexpr long min_teams = register_tile_geometry<Exec>::min_teams;
     long splits = (min_teams + tiles - 1) / tiles;
-    splits = std::min<long>(splits, std::max(1, plan_.steps / implicit_gemm_min_segment));
+    splits = std::min<long>(splits, std::max(1, plan_.kappa_pad / implicit_gemm_min_segment));
     splits = std::min<long>(splits, std::max<long>(1, (16L << 20) / long(sizeof(float) * plan_.outputs)));
     plan_.steps_per_split = (plan_.steps + int(splits) - 1) / int(splits);
     plan_.splits = plan_.steps_per_split > 0 ? (plan_.steps + plan_.steps_per_split - 1) / plan_.steps_per_split : 1;
@@ -447,7 +565,8 @@ class implicit_gemm_state {
   template <class In, class Bias, class Out>
   void operator()(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
     if constexpr (implicit_gemm_channels_fastest<typename In::layout_tag>) {
-      const bool vec = p_.c_per_group() % 4 == 0 && p_.c % 4 == 0 &&
+      // (the wide tile's thread loads one input a step: 4-byte loads)
+      const bool vec = p_.c_per_group() % 4 == 0 && p_.c % 4 == 0 && plan_.shape != implicit_gemm_shape::wide &&
                        reinterpret_cast<std::uintptr_t>(in.view().data()) % 16 == 0;
       if (vec) return launch<true>(exec, in, bias, out);
     }
@@ -457,10 +576,23 @@ class implicit_gemm_state {
  private:
   template <bool VecB, class In, class Bias, class Out>
   void launch(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
-    using functor = implicit_gemm_functor<Exec, In, Bias, Out, VecB>;
+    if constexpr (TS > 1) {
+      if (plan_.shape == implicit_gemm_shape::narrow) return launch_tile<VecB, implicit_gemm_narrow<Exec>>(exec, in, bias, out);
+      if constexpr (!VecB)
+        if (plan_.shape == implicit_gemm_shape::wide) return launch_tile<false, implicit_gemm_wide<Exec>>(exec, in, bias, out);
+    }
+    launch_tile<VecB, implicit_gemm_square<Exec>>(exec, in, bias, out);
+  }
+  template <bool VecB, class Tile, class In, class Bias, class Out>
+  void launch_tile(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
+    using functor = implicit_gemm_functor<Exec, In, Bias, Out, VecB, Tile>;
     float* const y = out.view().data();
     const functor f{in.view().data(), pack_.data(), table_.data(), bias, split_.target(y), p_, plan_, p_.input_dims(), p_.output_dims()};
     const int league = plan_.splits * p_.groups * plan_.ntiles * plan_.mtiles;
+#if defined(KCNN_GPU_MODEL)
+    // What the tiles multiply, zeros included (past the group's channels, the last pixel, kappa's end).
+    model::executed_flops(2.0 * p_.groups * plan_.mtiles * Tile::BM * double(plan_.ntiles) * Tile::BN * plan_.kappa_pad);
+#endif
     // Two teams per SM: at most 128 registers a thread (the compile report: docs/ptx-compute.md).
     launch_teams<Kokkos::LaunchBounds<functor::T, 2>>(label_.c_str(), exec, league, functor::T, 1,
                                                        functor::scratch_bytes(), f);
