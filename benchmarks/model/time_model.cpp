@@ -93,8 +93,9 @@ void predict(const device_description& d, case_figures& c) {
       worst_bound = t == f.t_dram ? "dram" : t == f.t_l2 ? "l2" : t == f.t_lsu ? "lsu" : "latency";
     }
   }
-  // The FMA pipe: the case's FLOPs (or what its kernels execute, when they declared more) at the
-  // FP32 peak. Issue: every scheduler issues one warp
+  // The FMA pipe: the case's FLOPs (or what its kernels execute, when they declared more: a case is
+  // one op's launches, and where one of them declares, it holds the op's FMAs, as the implicit
+  // GEMM's tiles do beside its split-K sum pass) at the FP32 peak. Issue: every scheduler issues one warp
   // instruction per clock, and a case's FMAs (FLOPs / 2, a warp's worth an instruction) and its
   // memory instructions all go through them.
   const double flops = std::max(c.flops, c.executed_flops);

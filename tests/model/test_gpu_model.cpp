@@ -540,18 +540,19 @@ TEST(GpuModelKernels, ImplicitGemmSplitsALongReductionAndSumsItExactly) {
   EXPECT_EQ(launch_named(cf, "kcnn::fc_implicit_gemm").blocks, 2304 / 8 / 32);
 }
 
-// A layer takes the tile that multiplies the fewest zeros. A group of at most 64 output channels
-// takes the narrow tile: 64 channels x 256 pixels, 8 x 32 threads, K steps of 4. ResNet-50's 64-channel 3 x 3 layer at a small size: every output exact in
-// each layout; 800 pixels in 4 tiles, K (576) split in 2 segments (8 tiles are too few). The
+// A layer takes the tile that multiplies the fewest zeros. A group of 64 output channels over many
+// pixels takes the narrow tile: 64 channels x 256 pixels, 8 x 32 threads, K steps of 4. ResNet-50's
+// 64-channel 3 x 3 layer at a small size: every output exact in each layout; 800 pixels in 4
+// tiles, K (576) split in 2 segments (4 tiles are too few). The
 // kernel declares what its tiles multiply: 64 channels x 1024 pixels x 576, no channel padding
 // (the square tile would multiply 128 channels, half of them zeros), and the model's FMA bound
 // counts it. Per step a thread's 16 16-byte shared loads read, per warp, 4 or 8 distinct chunks:
 // one wavefront each where the square tile's pixel operands take two. Then the other geometries on
 // the narrow tile, exact: groups of 32 with stride 2 and dilation 2, and a depthwise layer. A layer
-// of at most 64 pixels takes the wide tile, 256 channels x 64 pixels (32 x 8 threads, K steps of
-// 4, 4-byte input loads in every layout): ResNet-50's last 3 x 3 layer at batch 1 (49 pixels, 512
-// channels in 2 tiles, K split in 2) and an fc layer of 300 outputs at batch 48, exact, each
-// multiplying 64 pixels where a square tile would multiply 128.
+// of few pixels and many channels takes the wide tile, 256 channels x 64 pixels (32 x 8 threads, K
+// steps of 4, 4-byte input loads in every layout): a 7 x 7 layer of 512 channels at batch 1 (49
+// pixels, 512 channels in 2 tiles, K = 576 split in 2) and an fc layer of 300 outputs at batch 48,
+// exact, each multiplying 64 pixels where a square tile would multiply 128.
 TEST(GpuModelKernels, ImplicitGemmTakesTheTileThatMultipliesTheFewestZeros) {
   const kcnn::conv2d_params p{2, 64, 20, 20, 64, 3, 3, 1, 1, 1};
   const auto check = [&](const kcnn::model::case_figures& c) {

@@ -88,8 +88,8 @@ struct conv_call : conv_descriptor<Self, FullyConnected>, holds_variant<Variant>
 };
 
 // conv2d's and fc's implicit GEMM (kcnn/conv2d/implicit_gemm.hpp): the traffic model charges a
-// team's tile of pixels (images for fc) by output channels: 128 x 128 on a GPU path, 256 x 64
-// for groups of at most 64 channels.
+// team's tile of pixels (images for fc) by output channels as the kernel chooses it for the layer
+// (implicit_gemm_tile_shape): 128 x 128, 256 x 64 or 64 x 256 on a GPU path, 8 x 8 on a host.
 template <class Self, class Variant, bool FullyConnected>
 struct implicit_gemm_call : conv_call<Self, Variant, FullyConnected> {
   template <class Layout>

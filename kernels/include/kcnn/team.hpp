@@ -39,8 +39,8 @@ void launch_teams_recommended(const char* label, const Exec& exec, int league, s
   launch_teams(label, exec, league, team, 1, scratch_bytes, f);
 }
 
-// The geometry of a register-tiled team kernel (kcnn/conv2d/implicit_gemm.hpp): a square team of
-// side x side threads, each holding a fragment, and the fewest teams a launch should have before
+// The geometry of a register-tiled team kernel (kcnn/conv2d/implicit_gemm.hpp): a team of
+// side x side threads (or side / 2 x 2 side in its narrow and wide tiles), each holding a fragment, and the fewest teams a launch should have before
 // it splits its reduction over more teams. GPU paths: 16 x 16 (256 threads, two teams an SM at
 // 128 registers) and 264 teams (two on each of 132 SMs); host backends: a team of one thread (what
 // a core runs) and no split.

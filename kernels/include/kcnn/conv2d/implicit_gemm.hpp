@@ -8,9 +8,11 @@
 //    threads (16 x 16 on a GPU: a 128 x 128 tile) each hold an 8 x 8 fragment of accumulators
 //    in registers: channels {4 tm..4 tm+3, BM/2 + 4 tm..} x pixels {4 tn..4 tn+3, BN/2 + 4 tn..}
 //    (two 16-byte shared loads of each operand per K index: one shared load per 16 FMAs). A layer
-//    takes the tile that multiplies the fewest zeros (implicit_gemm_choose_shape): a group of at
-//    most 64 output channels a narrow tile of 64 channels x 256 pixels (8 x 32 threads), a layer of
-//    at most 64 pixels (fc at a small batch) a wide one of 256 channels x 64 pixels (32 x 8);
+//    takes the tile that multiplies the fewest zeros, the square one unless another multiplies at
+//    most 3/4 of what it would (implicit_gemm_choose_shape): a narrow tile of 64 channels x 256
+//    pixels (8 x 32 threads) where a group's channels fill little of a 128-channel side (64 of
+//    them: ResNet-50's stage 1, depthwise), a wide one of 256 channels x 64 pixels (32 x 8) where
+//    the pixels fill little of a 128-pixel side (fc6 at batch 64);
 //  * the K axis is walked in steps of BK = 8 (4 in the narrow and wide tiles): the step's weight tile
 //    [BK][BM] and input tile [BK][BN] are staged in two scratch buffers, double-buffered: a thread
 //    issues the next step's global loads into registers, multiplies the current step from scratch,
@@ -56,7 +58,7 @@ namespace kcnn {
 // 16 x 16 on a GPU path, one on a host backend), 8 x 8 outputs each.
 template <class Exec>
 inline constexpr int implicit_gemm_threads_side = register_tile_geometry<Exec>::side;
-inline constexpr int implicit_gemm_bk = 8;  // K indices per step of the square tile; kappa is padded to it
+inline constexpr int implicit_gemm_bk = 8;  // K indices per step of the square tile
 inline constexpr int implicit_gemm_min_segment = 256;  // K indices of a segment of a split launch
 
 // A team's shape: TM x TN threads along the output channels and the pixels, an 8 x 8 fragment each
@@ -73,9 +75,9 @@ template <class Exec>
 using implicit_gemm_square =
     implicit_gemm_tile<implicit_gemm_threads_side<Exec>, implicit_gemm_threads_side<Exec>, implicit_gemm_bk,
                        implicit_gemm_threads_side<Exec>>;
-// The narrow tile of a GPU path: 64 channels x 256 pixels, for groups of at most 64 output
-// channels (ResNet's and GoogLeNet's 64-channel layers, depthwise), where half of a square tile
-// would multiply zero weights. The same 256 threads and 8 x 8 fragments; K steps of 4 keep a
+// The narrow tile of a GPU path: 64 channels x 256 pixels, for layers whose groups' channels fill
+// little of a square tile's 128 (ResNet's and GoogLeNet's 64-channel layers, depthwise: half of a
+// square tile would multiply zero weights). The same 256 threads and 8 x 8 fragments; K steps of 4 keep a
 // thread's staged loads within the square tile's (4 input floats and one weight float, where the
 // square tile stages 4 and a 16-byte chunk), within the 128 registers. A warp is 4 channel threads x 8 pixel threads:
 // its 16-byte shared loads read 64 and 128 distinct bytes (one wavefront each), where the square
@@ -84,8 +86,8 @@ template <class Exec>
 using implicit_gemm_narrow =
     implicit_gemm_tile<implicit_gemm_threads_side<Exec> / 2, 2 * implicit_gemm_threads_side<Exec>, 4,
                        implicit_gemm_threads_side<Exec> / 2>;
-// The wide tile of a GPU path: 256 channels x 64 pixels, for layers of at most 64 pixels (a fully
-// connected layer at batch 64 or less, a 7 x 7 image at batch 1). K steps of 4: a thread stages one
+// The wide tile of a GPU path: 256 channels x 64 pixels, for layers whose pixels fill little of a
+// square tile's 128 (a fully connected layer of many outputs at batch 64, a 7 x 7 image at batch 1). K steps of 4: a thread stages one
 // 16-byte weight chunk and one input float (4-byte input loads only: a thread's K indices are one).
 // A warp is 4 channel threads x 8 pixel threads.
 template <class Exec>
@@ -147,10 +149,10 @@ KOKKOS_INLINE_FUNCTION void implicit_gemm_kappa(int kappa, const conv2d_params& 
   }
 }
 
-// The K axis of layer p: kappa's length, padded to whole steps.
-inline int implicit_gemm_kappa_padded(const conv2d_params& p) {
+// The K axis of layer p: kappa's length, padded to whole steps of bk.
+inline int implicit_gemm_kappa_padded(const conv2d_params& p, int bk) {
   const int kappa = p.c_per_group() * p.r * p.s;
-  return (kappa + implicit_gemm_bk - 1) / implicit_gemm_bk * implicit_gemm_bk;
+  return (kappa + bk - 1) / bk * bk;
 }
 
 // Packs wt as [g][kappa padded][kpad]; zero past the group's channels and kappa's end.
@@ -230,7 +232,7 @@ struct implicit_gemm_functor {
   static constexpr int a_row = BM / a_width;                // a_width-float loads per row of the tile
   using a_value = std::conditional_t<a_width == 4, chunk16<float>, float>;
   static constexpr int b_loads = BK * BN / T;               // input loads per thread per step
-  static_assert(BK * BM % (a_width * T) == 0 && BK * BN % T == 0 && implicit_gemm_bk % BK == 0 && BK % 4 == 0,
+  static_assert(BK * BM % (a_width * T) == 0 && BK * BN % T == 0 && BK % 4 == 0,
                 "kcnn: implicit GEMM tile and team do not divide");
   static_assert(T < 32 || (32 % LN == 0 && TN % LN == 0 && T % 32 == 0), "kcnn: implicit GEMM warp shape");
   using in_order = typename In::layout_tag;
@@ -241,8 +243,9 @@ struct implicit_gemm_functor {
   // VecB, else four 4-byte loads, each with its own table entry: the four may span two filter
   // taps), else one K index (also in nhwc where a thread loads one input a step: the wide tile).
   // One pixel per slot keeps a thread's gather state at three integers a slot (a pixel per 4-byte
-  // load kept 12, and ptxas spilled across the K loop). A warp's 4-byte load then spans 16 pixels,
-  // not 4: more sectors per request from L1, the same bytes from L2.
+  // load kept 12, and ptxas spilled across the K loop). A warp's 4-byte load then spans 32 / (BK /
+  // b_width) pixels (16 in the square tile), not 4: more sectors per request from L1, the same
+  // bytes from L2.
   static constexpr int b_width = channels_fastest && b_loads % 4 == 0 ? 4 : 1;
   static constexpr int b_slots = b_loads / b_width;  // input slots per thread per step
   static_assert(!VecB || b_width == 4, "kcnn: the implicit GEMM's 16-byte input loads need slots of 4 K indices");
@@ -520,14 +523,14 @@ class implicit_gemm_state {
                    : plan_.shape == implicit_gemm_shape::wide ? implicit_gemm_wide<Exec>::BK
                                                                : implicit_gemm_square<Exec>::BK;
     plan_.kpad = (p.k_per_group() + bm - 1) / bm * bm;
-    plan_.kappa_pad = implicit_gemm_kappa_padded(p);
+    plan_.kappa_pad = implicit_gemm_kappa_padded(p, bk);
     plan_.mtiles = plan_.kpad / bm;
     plan_.npix = long(p.n) * p.p() * p.q();
     plan_.ntiles = int((plan_.npix + bn - 1) / bn);
     plan_.steps = plan_.kappa_pad / bk;
     plan_.outputs = std::size_t(p.n) * p.k * p.p() * p.q();
-    // Split K where the tiles leave the GPU idle, each segment at least implicit_gemm_min_segment
-    // K indices (a segment's partial sums cost 8 bytes of L2 traffic an output, written and read back:
+    // Split K where the tiles leave the GPU idle, in at most kappa / implicit_gemm_min_segment
+    // segments (a segment's partial sums cost 8 bytes of L2 traffic an output, written and read back:
     // at most 1/32 byte per FMA), the partial sums under 16 MiB (they stay in a GPU's L2 for the
     // sum pass).
     const long tiles = long(plan_.mtiles) * plan_.ntiles * p.groups;
@@ -578,8 +581,8 @@ class implicit_gemm_state {
   void launch(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
     if constexpr (TS > 1) {
       if (plan_.shape == implicit_gemm_shape::narrow) return launch_tile<VecB, implicit_gemm_narrow<Exec>>(exec, in, bias, out);
-      if constexpr (!VecB)
-        if (plan_.shape == implicit_gemm_shape::wide) return launch_tile<false, implicit_gemm_wide<Exec>>(exec, in, bias, out);
+      // 4-byte input loads whatever VecB (a wide tile's thread loads one input a step)
+      if (plan_.shape == implicit_gemm_shape::wide) return launch_tile<false, implicit_gemm_wide<Exec>>(exec, in, bias, out);
     }
     launch_tile<VecB, implicit_gemm_square<Exec>>(exec, in, bias, out);
   }
