@@ -550,7 +550,7 @@ TEST(GpuModelKernels, ImplicitGemmSplitsALongReductionAndSumsItExactly) {
 // one wavefront each where the square tile's pixel operands take two. Then the other geometries on
 // the narrow tile, exact: groups of 32 with stride 2 and dilation 2, and a depthwise layer. A layer
 // of few pixels and many channels takes the wide tile, 256 channels x 64 pixels (32 x 8 threads, K
-// steps of 4, 4-byte input loads in every layout): a 7 x 7 layer of 512 channels at batch 1 (49
+// steps of 8, 4-byte input loads in every layout): a 7 x 7 layer of 512 channels at batch 1 (49
 // pixels, 512 channels in 2 tiles, K = 576 split in 2) and an fc layer of 300 outputs at batch 48,
 // exact, each multiplying 64 pixels where a square tile would multiply 128.
 TEST(GpuModelKernels, ImplicitGemmTakesTheTileThatMultipliesTheFewestZeros) {

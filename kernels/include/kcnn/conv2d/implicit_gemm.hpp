@@ -13,7 +13,7 @@
 //    pixels (8 x 32 threads) where a group's channels fill little of a 128-channel side (64 of
 //    them: ResNet-50's stage 1, depthwise), a wide one of 256 channels x 64 pixels (32 x 8) where
 //    the pixels fill little of a 128-pixel side (fc6 at batch 64);
-//  * the K axis is walked in steps of BK = 8 (4 in the narrow and wide tiles): the step's weight tile
+//  * the K axis is walked in steps of BK = 8 (4 in the narrow tile): the step's weight tile
 //    [BK][BM] and input tile [BK][BN] are staged in two scratch buffers, double-buffered: a thread
 //    issues the next step's global loads into registers, multiplies the current step from scratch,
 //    then stores what it loaded into the other buffer: one barrier per step, the loads' latency
@@ -87,19 +87,20 @@ using implicit_gemm_narrow =
     implicit_gemm_tile<implicit_gemm_threads_side<Exec> / 2, 2 * implicit_gemm_threads_side<Exec>, 4,
                        implicit_gemm_threads_side<Exec> / 2>;
 // The wide tile of a GPU path: 256 channels x 64 pixels, for layers whose pixels fill little of a
-// square tile's 128 (a fully connected layer of many outputs at batch 64, a 7 x 7 image at batch 1). K steps of 4: a thread stages one
-// 16-byte weight chunk and one input float (4-byte input loads only: a thread's K indices are one).
-// A warp is 4 channel threads x 8 pixel threads.
+// square tile's 128 (a fully connected layer of many outputs at batch 64, a 7 x 7 image at batch 1).
+// K steps of 8: a thread stages two 16-byte weight chunks and two input floats (4-byte input loads;
+// in nhwc two consecutive K indices of a pixel), as many bytes as in the square tile. A warp is 4
+// channel threads x 8 pixel threads.
 template <class Exec>
 using implicit_gemm_wide =
-    implicit_gemm_tile<2 * implicit_gemm_threads_side<Exec>, implicit_gemm_threads_side<Exec> / 2, 4,
+    implicit_gemm_tile<2 * implicit_gemm_threads_side<Exec>, implicit_gemm_threads_side<Exec> / 2, 8,
                        implicit_gemm_threads_side<Exec> / 2>;
 
 enum class implicit_gemm_shape { square, narrow, wide };
 // The tile layer p takes on Exec: the one that multiplies the fewest zeros (past the group's
 // channels and the last pixel), the square one unless another multiplies at most 3/4 of what it
-// would (their K steps of 4 bring the gather, the stores to scratch and the barrier twice as often
-// per FMA). Always the square tile on a host backend (a team of one thread).
+// would (the narrow tile's K steps of 4 bring the gather, the stores to scratch and the barrier
+// twice as often per FMA; one rule for both). Always the square tile on a host backend (a team of one thread).
 template <class Exec>
 implicit_gemm_shape implicit_gemm_choose_shape(const conv2d_params& p) {
   if constexpr (implicit_gemm_threads_side<Exec> == 1) {
@@ -241,18 +242,18 @@ struct implicit_gemm_functor {
   static_assert(!VecB || channels_fastest, "kcnn: the implicit GEMM's 16-byte input loads run along channels");
   // A slot of the input tile: 4 consecutive K indices of one pixel in nhwc (one 16-byte load with
   // VecB, else four 4-byte loads, each with its own table entry: the four may span two filter
-  // taps), else one K index (also in nhwc where a thread loads one input a step: the wide tile).
+  // taps), or 2 where a thread loads 2 inputs a step (the wide tile), else one K index.
   // One pixel per slot keeps a thread's gather state at three integers a slot (a pixel per 4-byte
   // load kept 12, and ptxas spilled across the K loop). A warp's 4-byte load then spans 32 / (BK /
   // b_width) pixels (16 in the square tile), not 4: more sectors per request from L1, the same
   // bytes from L2.
-  static constexpr int b_width = channels_fastest && b_loads % 4 == 0 ? 4 : 1;
+  static constexpr int b_width = !channels_fastest ? 1 : b_loads % 4 == 0 ? 4 : b_loads % 2 == 0 ? 2 : 1;
   static constexpr int b_slots = b_loads / b_width;  // input slots per thread per step
   static_assert(!VecB || b_width == 4, "kcnn: the implicit GEMM's 16-byte input loads need slots of 4 K indices");
   // [BK][BN + pad]. In nhwc a warp's store to the input tile covers `rows` K indices b_width apart,
   // 32 / rows pixels each: the pad puts the rows 32 / rows banks apart, so the store hits 32 banks
-  // (square: 2 rows, pad 4; narrow: one row; wide: 4 rows, pad 8). Elsewhere a warp stores one
-  // row of 32 pixels.
+  // (square: 2 rows 4 apart, pad 4; narrow: one row; wide: 4 rows 2 apart, pad 4). Elsewhere a
+  // warp stores one row of 32 pixels.
   static constexpr int b_pad() {
     constexpr int rows = channels_fastest ? BK / b_width : 1;
     for (int pad = 4; rows > 1 && pad <= 32; pad += 4)
@@ -580,9 +581,11 @@ class implicit_gemm_state {
   template <bool VecB, class In, class Bias, class Out>
   void launch(const Exec& exec, const In& in, const Bias& bias, const Out& out) const {
     if constexpr (TS > 1) {
-      if (plan_.shape == implicit_gemm_shape::narrow) return launch_tile<VecB, implicit_gemm_narrow<Exec>>(exec, in, bias, out);
-      // 4-byte input loads whatever VecB (a wide tile's thread loads one input a step)
-      if (plan_.shape == implicit_gemm_shape::wide) return launch_tile<false, implicit_gemm_wide<Exec>>(exec, in, bias, out);
+      if (plan_.shape == implicit_gemm_shape::narrow)
+        return launch_tile<VecB, implicit_gemm_narrow<Exec>>(exec, in, bias, out);
+      // 4-byte input loads whatever VecB (a wide tile's thread loads 2 inputs a step)
+      if (plan_.shape == implicit_gemm_shape::wide)
+        return launch_tile<false, implicit_gemm_wide<Exec>>(exec, in, bias, out);
     }
     launch_tile<VecB, implicit_gemm_square<Exec>>(exec, in, bias, out);
   }
@@ -594,7 +597,8 @@ class implicit_gemm_state {
     const int league = plan_.splits * p_.groups * plan_.ntiles * plan_.mtiles;
 #if defined(KCNN_GPU_MODEL)
     // What the tiles multiply, zeros included (past the group's channels, the last pixel, kappa's end).
-    model::executed_flops(2.0 * p_.groups * plan_.mtiles * Tile::BM * double(plan_.ntiles) * Tile::BN * plan_.kappa_pad);
+    model::executed_flops(2.0 * p_.groups * plan_.mtiles * Tile::BM * double(plan_.ntiles) * Tile::BN *
+                          plan_.kappa_pad);
 #endif
     // Two teams per SM: at most 128 registers a thread (the compile report: docs/ptx-compute.md).
     launch_teams<Kokkos::LaunchBounds<functor::T, 2>>(label_.c_str(), exec, league, functor::T, 1,
