@@ -805,6 +805,32 @@ TEST(GpuModel, ABatchWaitsForItsSlowestLoadAndThePipesAreCountedApart) {
   EXPECT_GT(c.t_issue, c.t_fp32);
 }
 
+// Version 6: FLOPs a case's kernels declare they execute (a tile multiplying zeros) count in the FMA
+// pipe and the schedulers' issue when they are more than the case's; fewer change nothing.
+TEST(GpuModel, DeclaredExecutedFlopsCountInTheFmaAndIssueBounds) {
+  const model_device d = h100();
+  kcnn::model::launch_figures f;
+  f.blocks = d.sms;
+  f.threads_per_block = 128;
+  f.resident_blocks_per_sm = 1;
+  f.ld_requests = 6400.0 * d.sms;
+  f.max_warp_loads = 1600;
+  f.loads_per_iteration[16] = f.ld_requests;
+  f.l1_hit_sectors = f.ld_requests;
+  kcnn::model::case_figures c;
+  c.launches = {f};
+  c.flops = 2.0 * 32 * 25600 * d.sms;  // 25600 FMA warp instructions per SM
+  c.executed_flops = 2 * c.flops;
+  kcnn::model::predict(d, c);
+  EXPECT_NEAR(c.t_fp32, 2 * 25600 / 4 / d.clock_hz, 1e-9);
+  EXPECT_NEAR(c.t_issue, (2 * 25600 + 6400) / 4 / d.clock_hz, 1e-9);
+  EXPECT_EQ(c.bound, "issue");
+  c.executed_flops = c.flops / 2;
+  kcnn::model::predict(d, c);
+  EXPECT_NEAR(c.t_fp32, 25600 / 4 / d.clock_hz, 1e-9);
+  EXPECT_NEAR(c.t_issue, (25600 + 6400) / 4 / d.clock_hz, 1e-9);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
