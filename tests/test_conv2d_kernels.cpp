@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace kcnn;
 
@@ -259,6 +261,39 @@ TEST(ImplicitGemm, OutputsKnownInClosedForm) {
   const fc_params fc_layer(5, 3, 2, 2, 10);
   EXPECT_EQ((run_closed_form<layout::nchw, layout::nchw>(fc_layer, variant::fc_implicit_gemm{}, true)), "");
   EXPECT_EQ((run_closed_form<layout::nhwc, layout::nchw>(fc_layer, variant::fc_implicit_gemm{}, true)), "");
+}
+
+// kappa's order in blocks of channels: a bijection onto (c, r, s) for every block, a group's last
+// block shorter; block 1 is the filter's order (c, r, s), block c_per_group nhwc's (r, s, c).
+TEST(ImplicitGemm, KappaOrderInChannelBlocksCoversEveryTapOnce) {
+  conv2d_params p{1, 22, 9, 9, 4, 3, 2, 1, 1, 2};  // 11 channels a group, 3 x 2 taps
+  const int cpg = p.c_per_group(), taps = p.r * p.s;
+  for (const int block : {1, 3, 4, 8, cpg}) {
+    std::vector<int> seen(std::size_t(cpg) * taps, -1);
+    for (int kappa = 0; kappa < cpg * taps; ++kappa) {
+      int c, r, s;
+      detail::implicit_gemm_kappa(kappa, p, block, c, r, s);
+      ASSERT_TRUE(c >= 0 && c < cpg && r >= 0 && r < p.r && s >= 0 && s < p.s) << block << " " << kappa;
+      int& slot = seen[std::size_t((c * p.r + r) * p.s + s)];
+      ASSERT_EQ(slot, -1) << "block " << block << ": kappa " << kappa << " and " << slot;
+      slot = kappa;
+      // Within a block, consecutive K indices walk its channels at one tap.
+      const int c0 = c / block * block, size = std::min(block, cpg - c0);
+      EXPECT_EQ(kappa, c0 * taps + (r * p.s + s) * size + (c - c0)) << block;
+      if (block == 1) EXPECT_EQ(kappa, (c * p.r + r) * p.s + s);
+      if (block == cpg) EXPECT_EQ(kappa, (r * p.s + s) * cpg + c);
+    }
+  }
+  // The block each path takes: nhwc all channels; a GPU team on a sliding window the step's K;
+  // a host backend, and a window that does not slide (fc), the filter's order.
+  EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::nhwc>(p, 8, true), cpg);
+  EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::nhwc>(p, 8, false), cpg);
+  EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::nchw>(p, 8, true), 8);
+  EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::chwn>(p, 4, true), 4);
+  EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::nchw>(p, 8, false), 1);
+  EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::nchw>(conv2d_params(fc_params(4, 3, 6, 6, 10)), 8, true), 1);
+  conv2d_params depthwise{1, 16, 9, 9, 16, 3, 3, 1, 1, 16};
+  EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::chwn>(depthwise, 8, true), 1);
 }
 
 TEST(ImplicitGemm, RefusesWhatItWasNotPreparedFor) {

@@ -7,7 +7,9 @@
 #include <kcnn/fc.hpp>
 #include <kcnn/fill.hpp>
 #include <kcnn/map.hpp>
+#include <kcnn/reference/conv2d.hpp>
 #include <kcnn/softmax.hpp>
+#include <kcnn/validate.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
@@ -585,6 +587,52 @@ TEST(GpuModelKernels, ImplicitGemmTakesTheTileThatMultipliesTheFewestZeros) {
   for (const auto& c : {model_closed_form<kcnn::layout::nchw>(fc, kcnn::variant::fc_implicit_gemm{}),
                         model_closed_form<kcnn::layout::nhwc>(fc, kcnn::variant::fc_implicit_gemm{})})
     EXPECT_DOUBLE_EQ(c.executed_flops, 2.0 * 512 * 64 * 256);
+}
+
+// implicit_gemm's GPU path on random operands in layout L, under a model session on device d;
+// checks the outputs against the host reference.
+template <class L>
+kcnn::model::case_figures model_random(const kcnn::conv2d_params& p, const model_device& d) {
+  static const auto table = kcnn::model::register_table::load(kcnn::model::default_registers_file());
+  kcnn::tensor4<float, L> in("in", p.input_dims()), wt("wt", p.filter_dims()), out("out", p.output_dims());
+  Kokkos::View<float*> bias("bias", p.k);
+  kcnn::fill_random(in, 1);
+  kcnn::fill_random(wt, 2, 0.3f);
+  kcnn::fill_random(bias, 3);
+  kcnn::variant::implicit_gemm v;
+  kcnn::prepare(exec(), v, p, in, wt, bias, out);
+  kcnn::model::session s(d, everything(), &table);  // two teams an SM, as ptxas gives them
+  kcnn::conv2d(exec(), in, wt, bias, out, p, v);
+  const auto c = s.finish(p.flops());
+  const auto ref = kcnn::reference::conv2d(p, in, wt, [&](int k) { return bias(k); });
+  const auto cmp = kcnn::compare(out, p.output_dims(), ref, 1e-5);
+  EXPECT_TRUE(cmp.passed) << L::name << ": " << cmp.message;
+  return c;
+}
+
+// On a GPU path a sliding window's K runs in blocks of the step's channels at one tap
+// (implicit_gemm_kappa_block): a group's last block shorter (11 channels: blocks of 4, 4 and 3 in
+// the narrow tile's steps, 8 and 3 in the square tile's), every output still the reference's. And
+// what the order is for: on a device with the H200's loaded DRAM latency, ResNet-50's 64-channel
+// 3 x 3 layer (at batch 2, 28 x 28) in nchw and chwn waits for DRAM at few enough steps that the
+// latency bound stays under the issue bound (4 SMs, two teams each: 1.75 waves). In the filter's
+// order (c, r, s) nearly every step of 4 holds a channel's first tap, and the latency bound is
+// 1.7-1.8x the issue bound (checked by taking block 1 on the GPU path: this test then fails).
+TEST(GpuModelKernels, ImplicitGemmWalksASlidingWindowsKInBlocksOfTheStepsChannels) {
+  for (const int k : {40, 136}) {  // narrow tile (K steps of 4), square tile (8)
+    const kcnn::conv2d_params p{2, 22, 9, 9, k, 3, 3, 1, 1, 2};
+    model_random<kcnn::layout::nchw>(p, h100());
+    model_random<kcnn::layout::chwn>(p, h100());
+    model_random<kcnn::layout::nhwc>(p, h100());
+  }
+  model_device d = h100();  // 4 SMs: the layer's 14 blocks are 2 waves
+  d.sms = 4;
+  d.mem_latency_s = 1.3e-6;
+  const kcnn::conv2d_params layer{2, 64, 28, 28, 64, 3, 3, 1, 1, 1};
+  for (const auto& c : {model_random<kcnn::layout::nchw>(layer, d), model_random<kcnn::layout::chwn>(layer, d)}) {
+    const auto& f = launch_named(c, "kcnn::conv2d_implicit_gemm");
+    EXPECT_LT(f.t_latency, c.t_issue) << f.kernel;
+  }
 }
 
 TEST(GpuModelKernels, SoftmaxOfAChwnClassifierFillsMoreThanOneBlockAndReadsOnce) {

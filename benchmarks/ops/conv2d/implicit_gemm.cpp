@@ -13,8 +13,9 @@ const variant_kind implicit_gemm_kind{
     "implicit GEMM (output channels x pixels, K = c r s): a team a tile of 128 x 128 on a GPU, or 64 x 256 or 256 x "
     "64 where that multiplies at most 3/4 of what 128 x 128 would (8 x 8 on a host), each K step of 8 (4 in 64 x "
     "256) staged in double-buffered team scratch, an 8 x 8 register fragment per thread from 16-byte shared loads, "
-    "16-byte weight loads from the packed weights (4-byte in 64 x 256), the input gathered through a (c, r, s) table; "
-    "K split over teams when the tiles are too few (kcnn/conv2d/implicit_gemm.hpp)"};
+    "16-byte weight loads from the packed weights (4-byte in 64 x 256), the input gathered through a K -> (c, r, s) "
+    "table, K in blocks of a step's channels at one tap on a GPU (all channels in nhwc); K split over teams when the "
+    "tiles are too few (kcnn/conv2d/implicit_gemm.hpp)"};
 
 struct implicit_gemm_conv : implicit_gemm_call<implicit_gemm_conv, variant::implicit_gemm, false> {};
 

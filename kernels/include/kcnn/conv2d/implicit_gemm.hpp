@@ -18,7 +18,13 @@
 //    issues the next step's global loads into registers, multiplies the current step from scratch,
 //    then stores what it loaded into the other buffer: one barrier per step, the loads' latency
 //    behind BK x 64 FMAs;
-//  * weights are packed once by prepare as [g][kappa][k padded to BM], kappa in the input's order,
+//  * kappa runs in blocks of channels (implicit_gemm_kappa_block): a block's channels at one tap,
+//    then the next tap. nhwc takes a group's channels as one block (a slot's K indices are a
+//    pixel's contiguous channels); a GPU path on a sliding window, the step's K (a step reads BK
+//    channels at one tap, so only the steps at a block's first taps wait for DRAM, the others read
+//    what those brought into L1); a host or a fully connected layer, blocks of one channel (the
+//    filter's order, (c, r, s));
+//  * weights are packed once by prepare as [g][kappa][k padded to BM], kappa in that order,
 //    zero past the group's channels and past kappa's end: a warp's weight load is 32 x 16 bytes of
 //    one row (one 16-byte load per thread per step on a GPU), or 32 floats of one row in the narrow
 //    tile (a float per thread per step);
@@ -129,25 +135,40 @@ std::pair<int, int> implicit_gemm_tile_shape(const conv2d_params& p) {
 
 namespace detail {
 
-// kappa's order: nhwc (r, s, c), c fastest (a pixel's channels are contiguous); otherwise
-// (c, r, s), s fastest (the filter's storage order).
+// kappa's order: along the channels within a step where the input's lanes run along them (nhwc:
+// four K indices of a slot are one pixel's contiguous channels).
 template <class Layout>
 inline constexpr bool implicit_gemm_channels_fastest = std::is_same_v<Layout, layout::nhwc>;
 
+// kappa -> (c, r, s) in blocks of `block` channels: kappa = ((c / block) R S + r S + s) block + c mod
+// block (the last block of a group may be shorter). block 1 is the filter's storage order (c, r, s),
+// s fastest; block c_per_group is (r, s, c), c fastest.
+KOKKOS_INLINE_FUNCTION void implicit_gemm_kappa(int kappa, const conv2d_params& p, int block, int& c, int& r, int& s) {
+  const int rs = p.r * p.s;
+  const int c0 = kappa / (block * rs) * block;
+  const int size = p.c_per_group() - c0 < block ? p.c_per_group() - c0 : block;
+  const int within = kappa - c0 * rs;
+  const int tap = within / size;
+  c = c0 + within % size;
+  r = tap / p.s;
+  s = tap % p.s;
+}
+
+// The channel block of kappa's order (implicit_gemm_kappa) for layer p in Layout with K steps of bk:
+//  * nhwc: all of a group's channels, (r, s, c);
+//  * a team of threads (a GPU path) whose window slides (more than one output pixel): bk channels
+//    at a tap, then the next tap. Each input sector is first read (from DRAM) at one of a block's
+//    taps (0, 0), (1, 0), ... and then served by L1 at the other taps of the block, a few steps
+//    later. In the filter's order (block 1) a step of bk consecutive (c, r, s) almost always holds
+//    a channel's first tap: nearly every step waits for DRAM, where the double buffer hides one
+//    step's multiply-adds (ResNet-50's 64-channel layer in nchw, on the H200's loaded DRAM latency);
+//  * otherwise (a host backend, a fully connected layer: no tap re-reads another's sectors) the
+//    filter's order, (c, r, s), whose step reads a few consecutive input floats of a pixel.
 template <class Layout>
-KOKKOS_INLINE_FUNCTION void implicit_gemm_kappa(int kappa, const conv2d_params& p, int& c, int& r, int& s) {
-  const int cpg = p.c_per_group();
-  if constexpr (implicit_gemm_channels_fastest<Layout>) {
-    c = kappa % cpg;
-    const int rs = kappa / cpg;
-    r = rs / p.s;
-    s = rs % p.s;
-  } else {
-    s = kappa % p.s;
-    const int cr = kappa / p.s;
-    r = cr % p.r;
-    c = cr / p.r;
-  }
+int implicit_gemm_kappa_block(const conv2d_params& p, int bk, bool team) {
+  if (implicit_gemm_channels_fastest<Layout>) return p.c_per_group();
+  if (team && long(p.p()) * p.q() > 1) return std::min(bk, p.c_per_group());
+  return 1;
 }
 
 // The K axis of layer p: kappa's length, padded to whole steps of bk.
@@ -157,12 +178,12 @@ inline int implicit_gemm_kappa_padded(const conv2d_params& p, int bk) {
 }
 
 // Packs wt as [g][kappa padded][kpad]; zero past the group's channels and kappa's end.
-template <class Layout, class Wt, class Pack>
+template <class Wt, class Pack>
 struct implicit_gemm_pack_functor {
   Wt wt;
   Pack pack;
   conv2d_params p;
-  int kappa_pad, kpad;
+  int kappa_pad, kpad, block;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
     const int m = int(i % std::size_t(kpad));
     const std::size_t j = i / std::size_t(kpad);
@@ -171,7 +192,7 @@ struct implicit_gemm_pack_functor {
     float v = 0.0f;
     if (m < p.k_per_group() && kappa < p.c_per_group() * p.r * p.s) {
       int c, r, s;
-      implicit_gemm_kappa<Layout>(kappa, p, c, r, s);
+      implicit_gemm_kappa(kappa, p, block, c, r, s);
       v = float(wt(g * p.k_per_group() + m, c, r, s));
     }
     pack(i) = v;
@@ -187,12 +208,13 @@ struct implicit_gemm_table_functor {
   Table table;
   conv2d_params p;
   dims4 in_dims;
+  int block;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
     const int kappa = int(i);
     int off = 0, dr = -(1 << 30), ds = 0;
     if (kappa < p.c_per_group() * p.r * p.s) {
       int c, r, s;
-      implicit_gemm_kappa<Layout>(kappa, p, c, r, s);
+      implicit_gemm_kappa(kappa, p, block, c, r, s);
       dr = r * p.dilation_h;
       ds = s * p.dilation_w;
       off = int(Layout::offset(in_dims, 0, c, dr, ds));
@@ -209,6 +231,7 @@ struct implicit_gemm_plan {
   implicit_gemm_shape shape = implicit_gemm_shape::square;  // the team's tile
   int kpad = 0;        // packed output channels per group (whole tiles)
   int kappa_pad = 0;   // K axis per group, whole steps
+  int kappa_block = 1; // channels per block of kappa's order (implicit_gemm_kappa_block)
   int mtiles = 1, ntiles = 1;
   int steps = 0;       // K steps per group, of the tile's BK
   int splits = 1, steps_per_split = 0;
@@ -525,6 +548,7 @@ class implicit_gemm_state {
                                                                : implicit_gemm_square<Exec>::BK;
     plan_.kpad = (p.k_per_group() + bm - 1) / bm * bm;
     plan_.kappa_pad = implicit_gemm_kappa_padded(p, bk);
+    plan_.kappa_block = implicit_gemm_kappa_block<InLayout>(p, bk, TS > 1);
     plan_.mtiles = plan_.kpad / bm;
     plan_.npix = long(p.n) * p.p() * p.q();
     plan_.ntiles = int((plan_.npix + bn - 1) / bn);
@@ -554,10 +578,10 @@ class implicit_gemm_state {
     const std::size_t size = std::size_t(p.groups) * plan_.kappa_pad * plan_.kpad;
     pack_ = float_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label_ + ".weights"), size);
     launch_range((label_ + "_pack").c_str(), exec, size,
-                 implicit_gemm_pack_functor<InLayout, Wt, float_view>{wt, pack_, p, plan_.kappa_pad, plan_.kpad});
+                 implicit_gemm_pack_functor<Wt, float_view>{wt, pack_, p, plan_.kappa_pad, plan_.kpad, plan_.kappa_block});
     table_ = int_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label_ + ".table"), 4 * std::size_t(plan_.kappa_pad));
     launch_range((label_ + "_table").c_str(), exec, std::size_t(plan_.kappa_pad),
-                 implicit_gemm_table_functor<InLayout, int_view>{table_, p, p.input_dims()});
+                 implicit_gemm_table_functor<InLayout, int_view>{table_, p, p.input_dims(), plan_.kappa_block});
   }
 
   double workspace_bytes() const {
