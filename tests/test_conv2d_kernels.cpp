@@ -292,6 +292,8 @@ TEST(ImplicitGemm, KappaOrderInChannelBlocksCoversEveryTapOnce) {
   EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::chwn>(p, 4, true), 4);
   EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::nchw>(p, 8, false), 1);
   EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::nchw>(conv2d_params(fc_params(4, 3, 6, 6, 10)), 8, true), 1);
+  const conv2d_params few{1, 6, 9, 9, 4, 3, 3, 1, 1, 2};  // 3 channels a group: one block of 3
+  EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::nchw>(few, 8, true), 3);
   conv2d_params depthwise{1, 16, 9, 9, 16, 3, 3, 1, 1, 16};
   EXPECT_EQ(detail::implicit_gemm_kappa_block<layout::chwn>(depthwise, 8, true), 1);
 }

@@ -625,7 +625,7 @@ TEST(GpuModelKernels, ImplicitGemmWalksASlidingWindowsKInBlocksOfTheStepsChannel
     model_random<kcnn::layout::chwn>(p, h100());
     model_random<kcnn::layout::nhwc>(p, h100());
   }
-  model_device d = h100();  // 4 SMs: the layer's 14 blocks are 2 waves
+  model_device d = h100();  // 4 SMs, two teams each: the layer's 14 blocks are 1.75 waves
   d.sms = 4;
   d.mem_latency_s = 1.3e-6;
   const kcnn::conv2d_params layer{2, 64, 28, 28, 64, 3, 3, 1, 1, 1};

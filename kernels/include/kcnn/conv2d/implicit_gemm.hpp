@@ -21,9 +21,9 @@
 //  * kappa runs in blocks of channels (implicit_gemm_kappa_block): a block's channels at one tap,
 //    then the next tap. nhwc takes a group's channels as one block (a slot's K indices are a
 //    pixel's contiguous channels); a GPU path on a sliding window, the step's K (a step reads BK
-//    channels at one tap, so only the steps at a block's first taps wait for DRAM, the others read
-//    what those brought into L1); a host or a fully connected layer, blocks of one channel (the
-//    filter's order, (c, r, s));
+//    channels at one tap where a group has BK channels or more, so only the steps at the taps
+//    (r, 0) that reach new input rows wait for DRAM, the others read what those brought into L1 or
+//    L2); a host or a fully connected layer, blocks of one channel (the filter's order, (c, r, s));
 //  * weights are packed once by prepare as [g][kappa][k padded to BM], kappa in that order,
 //    zero past the group's channels and past kappa's end: a warp's weight load is 32 x 16 bytes of
 //    one row (one 16-byte load per thread per step on a GPU), or 32 floats of one row in the narrow
@@ -140,9 +140,10 @@ namespace detail {
 template <class Layout>
 inline constexpr bool implicit_gemm_channels_fastest = std::is_same_v<Layout, layout::nhwc>;
 
-// kappa -> (c, r, s) in blocks of `block` channels: kappa = ((c / block) R S + r S + s) block + c mod
-// block (the last block of a group may be shorter). block 1 is the filter's storage order (c, r, s),
-// s fastest; block c_per_group is (r, s, c), c fastest.
+// kappa -> (c, r, s) in blocks of `block` channels: kappa = c0 R S + (r S + s) size + (c - c0), c0 =
+// c - c mod block the block's first channel, size = min(block, c_per_group - c0) (a group's last
+// block may be shorter). block 1 is the filter's storage order (c, r, s), s fastest; block
+// c_per_group is (r, s, c), c fastest. Requires 0 <= kappa < c_per_group R S.
 KOKKOS_INLINE_FUNCTION void implicit_gemm_kappa(int kappa, const conv2d_params& p, int block, int& c, int& r, int& s) {
   const int rs = p.r * p.s;
   const int c0 = kappa / (block * rs) * block;
@@ -158,10 +159,11 @@ KOKKOS_INLINE_FUNCTION void implicit_gemm_kappa(int kappa, const conv2d_params& 
 //  * nhwc: all of a group's channels, (r, s, c);
 //  * a team of threads (a GPU path) whose window slides (more than one output pixel): bk channels
 //    at a tap, then the next tap. Each input sector is first read (from DRAM) at one of a block's
-//    taps (0, 0), (1, 0), ... and then served by L1 at the other taps of the block, a few steps
-//    later. In the filter's order (block 1) a step of bk consecutive (c, r, s) almost always holds
-//    a channel's first tap: nearly every step waits for DRAM, where the double buffer hides one
-//    step's multiply-adds (ResNet-50's 64-channel layer in nchw, on the H200's loaded DRAM latency);
+//    taps (0, 0), (1, 0), ... and then served by L1 or L2 at the other taps of the block, a few
+//    steps later. In the filter's order (block 1) every third K index is a tap (r, 0) that reaches
+//    input rows not read before, so nearly every step of bk waits for DRAM, where the double buffer
+//    hides one step's multiply-adds (ResNet-50's 64-channel layer in nchw, on the H200's loaded
+//    DRAM latency);
 //  * otherwise (a host backend, a fully connected layer: no tap re-reads another's sectors) the
 //    filter's order, (c, r, s), whose step reads a few consecutive input floats of a pixel.
 template <class Layout>
