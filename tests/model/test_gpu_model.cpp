@@ -616,7 +616,8 @@ kcnn::model::case_figures model_random(const kcnn::conv2d_params& p, const model
 // what the order is for: on a device with the H200's loaded DRAM latency, ResNet-50's 64-channel
 // 3 x 3 layer (at batch 2, 28 x 28) in nchw and chwn waits for DRAM at few enough steps that the
 // latency bound stays under the issue bound (4 SMs, two teams each: 1.75 waves). In the filter's
-// order (c, r, s) nearly every step of 4 holds a channel's first tap, and the latency bound is
+// order (c, r, s) every third K index is a tap (r, 0) reaching new input rows, nearly every step
+// of 4 waits for DRAM, and the latency bound is
 // 1.7-1.8x the issue bound (checked by taking block 1 on the GPU path: this test then fails).
 TEST(GpuModelKernels, ImplicitGemmWalksASlidingWindowsKInBlocksOfTheStepsChannels) {
   for (const int k : {40, 136}) {  // narrow tile (K steps of 4), square tile (8)

@@ -233,7 +233,6 @@ struct implicit_gemm_plan {
   implicit_gemm_shape shape = implicit_gemm_shape::square;  // the team's tile
   int kpad = 0;        // packed output channels per group (whole tiles)
   int kappa_pad = 0;   // K axis per group, whole steps
-  int kappa_block = 1; // channels per block of kappa's order (implicit_gemm_kappa_block)
   int mtiles = 1, ntiles = 1;
   int steps = 0;       // K steps per group, of the tile's BK
   int splits = 1, steps_per_split = 0;
@@ -550,7 +549,6 @@ class implicit_gemm_state {
                                                                : implicit_gemm_square<Exec>::BK;
     plan_.kpad = (p.k_per_group() + bm - 1) / bm * bm;
     plan_.kappa_pad = implicit_gemm_kappa_padded(p, bk);
-    plan_.kappa_block = implicit_gemm_kappa_block<InLayout>(p, bk, TS > 1);
     plan_.mtiles = plan_.kpad / bm;
     plan_.npix = long(p.n) * p.p() * p.q();
     plan_.ntiles = int((plan_.npix + bn - 1) / bn);
@@ -577,13 +575,15 @@ class implicit_gemm_state {
     if (plan_.splits > 1)
       split_.partial = float_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label_ + ".partial"),
                                   std::size_t(plan_.splits) * plan_.outputs);
+    // kappa's order: the pack and the table take it, the kernel reads the table only.
+    const int block = implicit_gemm_kappa_block<InLayout>(p, bk, TS > 1);
     const std::size_t size = std::size_t(p.groups) * plan_.kappa_pad * plan_.kpad;
     pack_ = float_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label_ + ".weights"), size);
     launch_range((label_ + "_pack").c_str(), exec, size,
-                 implicit_gemm_pack_functor<Wt, float_view>{wt, pack_, p, plan_.kappa_pad, plan_.kpad, plan_.kappa_block});
+                 implicit_gemm_pack_functor<Wt, float_view>{wt, pack_, p, plan_.kappa_pad, plan_.kpad, block});
     table_ = int_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label_ + ".table"), 4 * std::size_t(plan_.kappa_pad));
     launch_range((label_ + "_table").c_str(), exec, std::size_t(plan_.kappa_pad),
-                 implicit_gemm_table_functor<InLayout, int_view>{table_, p, p.input_dims(), plan_.kappa_block});
+                 implicit_gemm_table_functor<InLayout, int_view>{table_, p, p.input_dims(), block});
   }
 
   double workspace_bytes() const {
