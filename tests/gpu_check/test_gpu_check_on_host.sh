@@ -85,13 +85,22 @@ grep -q 'baseline-minutes 1.5: must be a number of at least 1/60 under --minutes
 rc=$?
 [ $rc -eq 2 ] || fail "--baseline-minutes 0.01: exit $rc, expected 2"
 
+# A binary named but absent, with no PATH.gz beside it either, is refused.
+(cd "$root" && OUT="$work/out" scripts/gpu-check --minutes 1.5 --bench "$bench" --baseline "$work/old/kcnn-bench") \
+  >"$work/refused" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "an absent baseline: exit $rc, expected 2"
+grep -q "old/kcnn-bench: no executable there, nor .*old/kcnn-bench.gz" "$work/refused" || fail "no reason given: $(cat "$work/refused")"
+
 # Only concat in nchw: the smoke and ncu steps are short on a host, the other suites have no concat
 # and fail at once (exit 2), so the check exits 1 and says so. The same binary stands in for an
-# older one: its memory-bound forms of smoke and perf_memory go to baseline/ (smoke's small concat
-# must be there, validated).
+# older one, carried gzip-compressed as a CUDA build's must be (the check unpacks it beside the
+# .gz): its memory-bound forms of smoke and perf_memory go to baseline/ (smoke's small concat must
+# be there, validated).
+mkdir -p "$work/old" && gzip -1 -c "$bench" >"$work/old/kcnn-bench.gz"
 start=$(date +%s)
 (cd "$root" && PATH="$work/bin:$PATH" OUT="$work/out" scripts/gpu-check --minutes 1.5 --bench "$bench" \
-  --baseline "$bench" --baseline-minutes 0.4 -- --quick --no-ceilings --op concat --layout nchw) >"$work/stdout" 2>&1
+  --baseline "$work/old/kcnn-bench" --baseline-minutes 0.4 -- --quick --no-ceilings --op concat --layout nchw) >"$work/stdout" 2>&1
 rc=$?
 seconds=$(($(date +%s) - start))
 [ $rc -eq 1 ] || fail "exit $rc, expected 1 (the steps without concat fail)"
@@ -107,6 +116,9 @@ grep -q -- '-ncu-warp-states\.csv$' "$work/listing" || fail "no warp-state log i
 grep -q -- 'report/index\.html$' "$work/listing" || fail "no report in the archive"
 grep -q -- 'gpu-check\.log$' "$work/listing" || fail "no log in the archive"
 grep -q -- '^\./baseline/.*-smoke+perf_memory\.csv$' "$work/listing" || fail "no baseline smoke and perf_memory results in the archive"
+grep -q "^gpu-check: baseline $work/old/kcnn-bench, " "$work/stdout" || fail "the baseline did not run unpacked beside its .gz"
+! grep -q 'kcnn-bench$' "$work/listing" || fail "a binary in the archive: $(grep 'kcnn-bench$' "$work/listing")"
+cmp -s "$bench" "$work/old/kcnn-bench" || fail "the unpacked baseline differs from the binary compressed"
 mkdir -p "$work/x" && tar -xzf "$archive" -C "$work/x"
 base=$(find "$work/x/baseline" -name '*-smoke+perf_memory.csv' | head -1)
 grep ',concat/nchw/global/coalesced/vector/smoke\.concat3/n8,' "$base" | grep -q ',ok,' ||
