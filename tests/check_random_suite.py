@@ -7,18 +7,25 @@
    fewer than one layer are refused with exit 2.
 2. The loader: 400 small and 100 large random layers, over several seeds, all load
    (`kcnn-bench --list` exits 0) and every one has at least one case this build can run.
-3. The kernels: one suite of N small layers (every op drawn), every case validated and run once;
-   kcnn-bench must exit 0 (1 is a case that failed validation) with every row ok. The options
-   after the first two pass to that run (the GPU-model build adds --model-trace 1).
+3. The kernels: one suite of N small layers (its first layers one of each op), every case
+   validated and run once; kcnn-bench must exit 0 (1 is a case that failed validation), every
+   row ok, every layer and every op of the suite among them. The options after the first two
+   pass to that run (the GPU-model build adds --model-trace 1).
 """
 import csv
 import glob
+import importlib.machinery
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GENERATOR = os.path.join(HERE, "..", "scripts", "random-suite")
+_loader = importlib.machinery.SourceFileLoader("random_suite", GENERATOR)
+random_suite = importlib.util.module_from_spec(importlib.util.spec_from_loader("random_suite", _loader))
+_loader.exec_module(random_suite)
 
 
 def fail(message):
@@ -85,22 +92,31 @@ def main(argv):
     if rc:
         fail("random-suite %d: exit %d: %s" % (run_seed, rc, err))
     out = os.path.join(work, "results")
+    shutil.rmtree(out, ignore_errors=True)  # the run's own file, not an earlier one's
     cmd = [bench, "--suite", path, "--quick", "--no-ceilings", "--warmup", "0", "--min-reps", "1",
            "--max-reps", "1", "--out", out, *rest]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         fail("%s: exit %d\n%s\n%s" % (" ".join(cmd), p.returncode, p.stdout[-6000:], p.stderr[-2000:]))
-    files = sorted(glob.glob(os.path.join(out, "*", "*-run-%d.csv" % run_seed)), key=os.path.getmtime)
-    if not files:
-        fail("no results file under " + out)
-    with open(files[-1]) as f:
+    files = glob.glob(os.path.join(out, "*", "*.csv"))
+    if len(files) != 1:
+        fail("expected one results file under %s, found %s" % (out, files))
+    with open(files[0]) as f:
         rows = list(csv.DictReader(f))
     bad = [r["key"] + ": " + r["status"] + " " + r.get("note", "") for r in rows if r["status"] != "ok"]
     if not rows or bad:
         fail("%d rows, not ok: %s" % (len(rows), "; ".join(bad[:20])))
+    with open(path) as f:
+        suite = layers_of(f.read())
     ran = {r["key"].split("/")[5] for r in rows}
-    print("check_random_suite: ok: %d case(s) of %d random layers (seed %d) validated; 500 random layers load"
-          % (len(rows), len(ran), run_seed))
+    unrun = [l["layer"] for l in suite if "random." + l["layer"] not in ran]
+    if unrun:
+        fail("layer(s) with no row: " + ", ".join(unrun))
+    ops = {l["op"] for l in suite}
+    if len(ops) < min(run_layers, len(random_suite.WEIGHTS)):
+        fail("the run suite draws only %d op(s): %s" % (len(ops), ", ".join(sorted(ops))))
+    print("check_random_suite: ok: %d case(s) of %d random layers of %d ops (seed %d) validated; "
+          "500 random layers load" % (len(rows), len(ran), len(ops), run_seed))
     return 0
 
 

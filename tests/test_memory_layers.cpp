@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -475,8 +474,8 @@ TEST(FlatForms, PortableItemsFollowTheDeviceConcurrency) {
 // aligned one (ordinary stores), with a partial last chunk and a scalar tail; in place too. Then
 // pooling's host path (the ring and the window read straight) in nhwc and chwn with every output
 // streamed, against the reference.
-// Bit for bit where the arithmetic is exact in any compilation (add, leaky relu: one rounding an
-// element). tanh's rational form is computed by the same source in two inlining contexts (into
+// Bit for bit where every compilation computes the same bits (add, leaky relu: one correctly
+// rounded operation an element). tanh's rational form is computed by the same source in two inlining contexts (into
 // the chunk, or into the L1 buffer the streamed chunk stores from), and a compiler may fuse its
 // multiply-adds in one and not in the other (GCC 12 with Kokkos 4's OpenMP backend: 1 ulp apart),
 // so it is held to 2 ulp.
@@ -497,16 +496,16 @@ TEST(FlatForms, StreamedStoresWriteWhatOrdinaryStoresWrite) {
   using act = host_tuning::tuned<variant::activation_flat, host_exec>;
   // The most units in the last place by which out differs from plain.
   const auto ulps = [&](const float* out) {
-    long worst = 0;
+    std::int64_t worst = 0;
     for (std::size_t i = 0; i < n; ++i) {
       std::int32_t p, o;
       std::memcpy(&p, &plain[i], sizeof p);
       std::memcpy(&o, &out[i], sizeof o);
       if ((p < 0) != (o < 0)) {
-        if (plain[i] != out[i]) return long(1) << 31;  // opposite signs (+0 and -0 are equal)
+        if (plain[i] != out[i]) return std::numeric_limits<std::int64_t>::max();  // opposite signs (+0 == -0)
         continue;
       }
-      worst = std::max(worst, std::labs(long(p) - long(o)));
+      worst = std::max(worst, std::int64_t(p) > o ? std::int64_t(p) - o : std::int64_t(o) - p);
     }
     return worst;
   };
@@ -530,11 +529,11 @@ TEST(FlatForms, StreamedStoresWriteWhatOrdinaryStoresWrite) {
     act::run<activation_kind::tanh>(host_exec(), a.data(), plain.data(), n, th, never);
     act::run<activation_kind::tanh>(host_exec(), a.data(), out, n, th, always);
     Kokkos::fence();
-    EXPECT_LE(ulps(out), 2) << "tanh, offset " << offset;
+    EXPECT_LE(ulps(out), std::int64_t(2)) << "tanh, offset " << offset;
     std::copy(a.begin(), a.end(), out);  // in place
     act::run<activation_kind::tanh>(host_exec(), out, out, n, th, always);
     Kokkos::fence();
-    EXPECT_LE(ulps(out), 2) << "tanh in place, offset " << offset;
+    EXPECT_LE(ulps(out), std::int64_t(2)) << "tanh in place, offset " << offset;
   }
 
   variant::pool_vector streamed;
