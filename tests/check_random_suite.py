@@ -12,6 +12,7 @@
    row ok, every layer and every op of the suite among them. The options after the first two
    pass to that run (the GPU-model build adds --model-trace 1).
 """
+import argparse
 import csv
 import glob
 import importlib.machinery
@@ -44,15 +45,13 @@ def layers_of(text):
 
 
 def main(argv):
-    bench, work = argv[0], argv[1]
-    rest = argv[2:]
-    run_layers, run_seed = 24, 2016
-    while rest and rest[0] in ("--run-layers", "--run-seed"):
-        if rest[0] == "--run-layers":
-            run_layers = int(rest[1])
-        else:
-            run_seed = int(rest[1])
-        rest = rest[2:]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bench")
+    ap.add_argument("work")
+    ap.add_argument("--run-layers", type=int, default=24)
+    ap.add_argument("--run-seed", type=int, default=2016)
+    args, rest = ap.parse_known_args(argv)  # the rest pass to the validated run
+    bench, work, run_layers, run_seed = args.bench, args.work, args.run_layers, args.run_seed
     os.makedirs(work, exist_ok=True)
 
     rc_a, a, _ = generate(7, "--layers", 30)
